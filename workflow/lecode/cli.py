@@ -1,0 +1,82 @@
+"""The ``lecode`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
+from lecode.recordio import atomic_write_text
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    status = 0
+    for path in args.files:
+        violations = validate_file(path)
+        if violations:
+            status = 1
+            for v in violations:
+                print(v, file=sys.stderr)
+            print(f"{path}: {len(violations)} problem(s)", file=sys.stderr)
+        else:
+            print(f"{path}: {len(load_cases(path))} consultations, valid")
+    return status
+
+
+def _cmd_split(args: argparse.Namespace) -> int:
+    cases = [c for path in args.files for c in load_cases(path)]
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise SystemExit(f"duplicate ids across files: {dupes}")
+    train, test = split_cases(cases, args.test_fraction)
+    out = Path(args.out_dir)
+    for name, part in (("trainset", train), ("testset", test)):
+        path = out / f"{args.prefix}_{name}.jsonl"
+        lines = (json.dumps(to_lecode_json(c), ensure_ascii=False) + "\n" for c in part)
+        atomic_write_text(path, "".join(lines))
+        print(f"{path}: {len(part)} consultations")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lecode", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check LeCoDe JSONL files; every problem is listed")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser(
+        "split", help="deterministic train/test split (by id hash) of one or more JSONL files"
+    )
+    p.add_argument("files", nargs="+")
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--prefix", default="LeCoDe")
+    p.add_argument("--test-fraction", type=float, default=0.2)
+    p.set_defaults(func=_cmd_split)
+
+    try:
+        from lecode.llm import cli as llm_cli
+    except ImportError:  # pragma: no cover - the LLM layer is part of the package
+        llm_cli = None
+    if llm_cli is not None and hasattr(llm_cli, "register"):
+        llm_cli.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DatasetError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""One function per pipeline step; the Snakemake scripts in ``workflow/scripts`` call these.
+
+dataset -> shards -> transcripts -> matches (+ judgements) -> per-dialogue scores -> aggregate.
+Each function reads its inputs, writes its outputs atomically, and logs to the job's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from lecode import config as cfgmod
+from lecode.agents.base import Judge, Matcher, RoleError, UsageMeter
+from lecode.agents.registry import (
+    RoleContext,
+    build_client,
+    build_expert,
+    build_judge,
+    build_matcher,
+)
+from lecode.dataset import file_sha256, load_cases
+from lecode.llm.errors import LLMCallError
+from lecode.recordio import (
+    read_cases,
+    read_judgements,
+    read_matches,
+    read_transcripts,
+    scores_frame,
+    write_judgements,
+    write_matches,
+    write_scores,
+    write_transcripts,
+)
+from lecode.records import UNKNOWN_ANSWER, Case, Judgement, Matches, Transcript
+from lecode.shards import check_union, select, write_shards
+from lecode.simulate import DialogueJournal, simulate_cases
+
+log = logging.getLogger("lecode")
+
+
+def setup_logging(log_path: str | Path | None) -> None:
+    """Send this job's log records to its Snakemake ``log:`` file (and stderr)."""
+    handlers: list[logging.Handler] = [logging.StreamHandler()]
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_path, mode="w", encoding="utf-8"))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=handlers,
+        force=True,
+    )
+
+
+def uses_llm(params: dict[str, Any], *model_names: str) -> bool:
+    return any(params["models"][m]["backend"] != "offline" for m in model_names)
+
+
+def role_context(
+    params: dict[str, Any], *, models: Sequence[str], train: Sequence[Case] = (), job: str = ""
+) -> RoleContext:
+    """Role context; the LLM runtime (store, limiters, ledger) only when an LLM role needs it."""
+    ctx = RoleContext(train_cases=train, prompts_dir=cfgmod.PROMPTS_DIR)
+    if uses_llm(params, *models):
+        from lecode.llm.runtime import LLMRuntime
+
+        ctx.runtime = LLMRuntime.from_params(params, job=job)
+    return ctx
+
+
+def close_context(ctx: RoleContext) -> None:
+    if ctx.runtime is not None:
+        ctx.runtime.close()
+
+
+def make_shards(test_path: str, n_shards: int, limit: int | None, out_dir: str) -> None:
+    cases = select(load_cases(test_path), limit)
+    index = write_shards(
+        cases,
+        n_shards,
+        out_dir,
+        source={"path": test_path, "sha256": file_sha256(test_path), "limit": limit},
+    )
+    log.info("%d test cases in %d shards: %s", len(cases), n_shards, index["shards"])
+
+
+def run_simulation(
+    params: dict[str, Any],
+    *,
+    expert: str,
+    strategy: str,
+    shard: str,
+    out: str,
+    journal: str,
+) -> None:
+    cases = read_cases(shard)
+    em = params["models"][expert]
+    train = load_cases(params["dataset"]["train"]) if em.get("agent") == "retrieval" else []
+    client_cfg = params["client"]
+    ctx = role_context(
+        params,
+        models=[expert, client_cfg["model"]],
+        train=train,
+        job=f"simulate {expert}/{strategy} {Path(shard).name}",
+    )
+    exp = build_expert(expert, em, strategy, ctx)
+    cl = build_client(
+        client_cfg["model"], params["models"][client_cfg["model"]], client_cfg["strategy"], ctx
+    )
+    sim_cfg = cfgmod.simulation_config(params, expert, strategy)
+    provenance = {"config_hash": cfgmod.stable_hash(sim_cfg)}
+    for role, obj in (("expert", exp), ("client", cl)):
+        describe = getattr(obj, "describe", None)
+        if callable(describe):
+            provenance.update({f"{role}.{k}": str(v) for k, v in describe().items()})
+    try:
+        transcripts = asyncio.run(
+            simulate_cases(
+                cases,
+                exp,
+                cl,
+                strategy=strategy,
+                max_turns=int(params["simulation"]["max_turns"]),
+                journal=DialogueJournal(journal),
+                provenance=provenance,
+                fail_on_error=params["simulation"].get("fail_on_error"),
+            )
+        )
+    finally:
+        close_context(ctx)
+    write_transcripts(out, transcripts)
+
+
+async def _match_one(matcher: Matcher, case: Case, t: Transcript) -> Matches:
+    """Match one dialogue; unanswered (不知道) pairs are not sent but keep their positions."""
+    meter = UsageMeter()
+    base = dict(case_id=case.id, expert=t.expert, strategy=t.strategy, matcher=matcher.name)
+    if t.stop_reason == "error":
+        return Matches(**base, n_facts=case.n_facts, per_question=(), status="error",
+                       error="the dialogue itself failed")
+    pairs = t.qa_pairs()
+    keep = [i for i, (_, a) in enumerate(pairs) if a.strip() and a.strip() != UNKNOWN_ANSWER]
+    per_q: list[tuple[int, ...]] = [() for _ in pairs]
+    try:
+        if keep:
+            found = await matcher.match(case, [pairs[i] for i in keep], meter=meter)
+            if len(found) != len(keep):
+                raise RoleError(f"matcher returned {len(found)} lists for {len(keep)} pairs")
+            for i, idx in zip(keep, found, strict=True):
+                per_q[i] = tuple(sorted(set(idx)))
+        return Matches(**base, n_facts=case.n_facts, per_question=tuple(per_q),
+                       usage=dict(meter.by_role))
+    except (RoleError, LLMCallError, ValueError) as exc:
+        log.warning("case %s: matching failed: %s", case.id, exc)
+        return Matches(**base, n_facts=case.n_facts, per_question=(), status="error",
+                       error=str(exc), usage=dict(meter.by_role))
+
+
+def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
+    cases = {c.id: c for c in read_cases(shard)}
+    name = params["matcher"]["model"]
+    ctx = role_context(params, models=[name], job=f"match {transcripts}")
+    matcher = build_matcher(name, params["models"][name], ctx)
+
+    async def all_() -> list[Matches]:
+        ts = read_transcripts(transcripts)
+        return list(await asyncio.gather(*(_match_one(matcher, cases[t.case_id], t) for t in ts)))
+
+    try:
+        matches = asyncio.run(all_())
+    finally:
+        close_context(ctx)
+    n_bad = sum(m.status != "ok" for m in matches)
+    log.info("matched %d dialogues (%d failed)", len(matches), n_bad)
+    write_matches(out, matches)
+
+
+async def _judge_one(judge: Judge, case: Case, t: Transcript) -> Judgement:
+    meter = UsageMeter()
+    base = dict(case_id=case.id, expert=t.expert, strategy=t.strategy, judge=judge.name)
+    if t.advice is None:
+        return Judgement(**base, status="error", error=f"no advice (stop_reason={t.stop_reason})")
+    try:
+        scores = await judge.judge(case, t, meter=meter)
+        return Judgement(**base, scores=scores, usage=dict(meter.by_role))
+    except (RoleError, LLMCallError, ValueError) as exc:
+        log.warning("case %s: judging failed: %s", case.id, exc)
+        return Judgement(**base, status="error", error=str(exc), usage=dict(meter.by_role))
+
+
+def run_judging(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
+    cases = {c.id: c for c in read_cases(shard)}
+    name = params["judge"]["model"]
+    ctx = role_context(params, models=[name], job=f"judge {transcripts}")
+    judge = build_judge(name, params["models"][name], ctx)
+
+    async def all_() -> list[Judgement]:
+        ts = read_transcripts(transcripts)
+        return list(await asyncio.gather(*(_judge_one(judge, cases[t.case_id], t) for t in ts)))
+
+    try:
+        judgements = asyncio.run(all_())
+    finally:
+        close_context(ctx)
+    write_judgements(out, judgements)
+
+
+def run_scoring(
+    params: dict[str, Any],
+    *,
+    shards: Sequence[str],
+    transcripts: Sequence[str],
+    matches: Sequence[str],
+    judgements: Sequence[str],
+    out: str,
+    threads: int = 1,
+) -> None:
+    """Per-dialogue scores of one system over all its shards (one BERTScore model load)."""
+    from lecode.metrics.advice import BertScorer, RougeL
+    from lecode.scoring import score_dialogues
+
+    cases = {c.id: c for s in shards for c in read_cases(s)}
+    ts = [t for p in transcripts for t in read_transcripts(p)]
+    ms = {m.case_id: m for p in matches for m in read_matches(p)}
+    js = {j.case_id: j for p in judgements for j in read_judgements(p)}
+    mcfg = params["metrics"]
+    rouge = RougeL(punctuation=mcfg["rouge"].get("punctuation", "keep") == "keep")
+    bcfg = mcfg["bertscore"]
+    bert = None
+    if bcfg.get("enabled", True):
+        bert = BertScorer(
+            model=bcfg["model"],
+            num_layers=int(bcfg["num_layers"]),
+            batch_size=int(bcfg.get("batch_size", 32)),
+            threads=threads,
+        )
+    rows = score_dialogues(cases, ts, ms, js, rouge, bert)
+    write_scores(out, rows)
+    log.info("scored %d dialogues", len(rows))
+
+
+def aggregate_scores(
+    *, index: str, score_files: Sequence[str], systems: Sequence[dict[str, str]], out: str
+) -> pl.DataFrame:
+    """All systems' per-dialogue scores in one CSV; checks each system covers every case once."""
+    from lecode.recordio import atomic_write_text, read_scores
+
+    frames = []
+    for path, sysinfo in zip(score_files, systems, strict=True):
+        frame = read_scores(path)
+        check_union(index, frame["case_id"].to_list(), f"{sysinfo['expert']}/{sysinfo['strategy']}")
+        frames.append(frame)
+    allf = pl.concat(frames) if frames else scores_frame([])
+    atomic_write_text(out, allf.write_csv(float_precision=6))
+    return allf

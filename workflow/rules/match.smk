@@ -1,0 +1,27 @@
+# Transcripts -> which facts each question elicited (matcher), and the judge's verdicts.
+
+
+rule match_facts:
+    input:
+        unpack(match_inputs),
+    output:
+        "results/matches/{expert}/{strategy}/{cfg}/{mcfg}/{shard}.jsonl",
+    resources:
+        api=match_resources_api,
+    log:
+        "logs/match/{expert}/{strategy}/{cfg}/{mcfg}/{shard}.log",
+    script:
+        "../scripts/match_facts.py"
+
+
+rule judge_advice:
+    input:
+        unpack(match_inputs),
+    output:
+        "results/judgements/{expert}/{strategy}/{cfg}/{jcfg}/{shard}.jsonl",
+    resources:
+        api=judge_resources_api,
+    log:
+        "logs/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shard}.log",
+    script:
+        "../scripts/judge_advice.py"
