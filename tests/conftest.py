@@ -42,7 +42,9 @@ def raw_case(case_id: str = "c1", **overrides: Any) -> dict[str, Any]:
 
 def write_jsonl(path: Path, records: list[Any]) -> Path:
     path.write_text(
-        "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records),
+        "".join(
+            (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records
+        ),
         encoding="utf-8",
     )
     return path

@@ -52,7 +52,10 @@ def _problems(tmp_path: Path, records: list) -> list[tuple[int, str | None, str]
         ({"suggestion": None}, "suggestion"),
         ({"dialogue": [["法官", "x"]]}, "dialogue[0]"),
         ({"dialogue": []}, "dialogue"),
-        ({"key_fact_dict_hard_version": {"原子事实": {"0": "a"}}}, "key_fact_dict_hard_version.重要性分数"),
+        (
+            {"key_fact_dict_hard_version": {"原子事实": {"0": "a"}}},
+            "key_fact_dict_hard_version.重要性分数",
+        ),
         (
             {"key_fact_dict_hard_version": {"原子事实": {"0": "a"}, "重要性分数": {"0": 5.0}}},
             "key_fact_dict_hard_version.重要性分数.0",
@@ -62,15 +65,25 @@ def _problems(tmp_path: Path, records: list) -> list[tuple[int, str | None, str]
             "key_fact_dict_hard_version.重要性分数",
         ),
         (
-            {"key_fact_dict_hard_version": {"原子事实": {"0": "a", "2": "b"}, "重要性分数": {"0": 1, "2": 1}}},
+            {
+                "key_fact_dict_hard_version": {
+                    "原子事实": {"0": "a", "2": "b"},
+                    "重要性分数": {"0": 1, "2": 1},
+                }
+            },
             "key_fact_dict_hard_version.原子事实",
         ),
-        ({"key_fact_dict_hard_version": {"原子事实": {"0": ""}, "重要性分数": {"0": 1}}}, "key_fact_dict_hard_version.原子事实.0"),
+        (
+            {"key_fact_dict_hard_version": {"原子事实": {"0": ""}, "重要性分数": {"0": 1}}},
+            "key_fact_dict_hard_version.原子事实.0",
+        ),
         ({"case_type": [1]}, "case_type"),
         ({"intention_annotation": [["用户", "x", "[42] ?"]] * 4}, "intention_annotation[0]"),
     ],
 )
-def test_each_violation_names_line_record_and_field(tmp_path: Path, overrides: dict, field: str) -> None:
+def test_each_violation_names_line_record_and_field(
+    tmp_path: Path, overrides: dict, field: str
+) -> None:
     problems = _problems(tmp_path, [raw_case("ok"), raw_case("bad", **overrides)])
     assert (2, "bad", field) in problems
     assert all(p[1] == "bad" for p in problems)

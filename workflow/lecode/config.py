@@ -17,6 +17,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from lecode.dataset import file_sha256
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 WORKFLOW_DIR = PACKAGE_DIR.parent
 SCHEMA_PATH = WORKFLOW_DIR / "schemas" / "params.schema.yaml"
@@ -78,7 +80,9 @@ def check_semantics(params: dict[str, Any]) -> None:
     for role, offline_agent in roles:
         m = need(f"{role}.model", params[role]["model"])
         if m is not None and m["backend"] == "offline" and m.get("agent") != offline_agent:
-            problems.append(f"  {role}.model: offline agent {m.get('agent')!r} cannot be the {role}")
+            problems.append(
+                f"  {role}.model: offline agent {m.get('agent')!r} cannot be the {role}"
+            )
     if params.get("judge"):
         m = need("judge.model", params["judge"]["model"])
         if m is not None and m["backend"] == "offline":
@@ -90,7 +94,9 @@ def check_semantics(params: dict[str, Any]) -> None:
 def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in extra.items():
-        out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        out[k] = (
+            deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        )
     return out
 
 
@@ -112,9 +118,7 @@ def stable_hash(obj: Any, length: int = 10) -> str:
 
 
 def file_hashes(paths: Iterable[Path]) -> dict[str, str]:
-    return {
-        p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(set(paths))
-    }
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(set(paths))}
 
 
 def model_identity(model_cfg: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +149,7 @@ def simulation_config(params: dict[str, Any], expert: str, strategy: str) -> dic
         "max_turns": params["simulation"]["max_turns"],
     }
     if em["backend"] == "offline" and em.get("agent") == "retrieval":
-        cfg["train"] = params["dataset"]["train"]
+        cfg["train_sha256"] = file_sha256(params["dataset"]["train"])
     return cfg
 
 

@@ -102,7 +102,9 @@ class _RecordParser:
         imp = next((fd[k] for k in IMPORTANCE_KEYS if k in fd), None)
         ok = True
         if not isinstance(facts, dict):
-            self.bad(f"{FACT_DICT_KEY}.原子事实", "missing or not an object (原子事实/atomic_facts)")
+            self.bad(
+                f"{FACT_DICT_KEY}.原子事实", "missing or not an object (原子事实/atomic_facts)"
+            )
             ok = False
         if not isinstance(imp, dict):
             self.bad(
@@ -120,13 +122,15 @@ class _RecordParser:
         if set(facts) != set(imp):
             self.bad(
                 f"{FACT_DICT_KEY}.重要性分数",
-                f"keys differ from the facts' keys: facts {sorted(facts)}, importance {sorted(imp)}",
+                f"keys differ from the facts': {sorted(facts)} vs {sorted(imp)}",
             )
             return [], []
         try:
             keys = sorted(facts, key=int)
         except ValueError:
-            self.bad(f"{FACT_DICT_KEY}.原子事实", f"keys must be integer strings, got {list(facts)}")
+            self.bad(
+                f"{FACT_DICT_KEY}.原子事实", f"keys must be integer strings, got {list(facts)}"
+            )
             return [], []
         if [int(k) for k in keys] != list(range(len(keys))):
             self.bad(f"{FACT_DICT_KEY}.原子事实", f"keys must be 0..n-1, got {keys}")
@@ -255,7 +259,11 @@ def parse_lines(path: str, lines: Iterable[tuple[int, str]]) -> tuple[list[Case]
             if parser.rid in seen:
                 violations.append(
                     Violation(
-                        path, lineno, parser.rid, "id", f"duplicate of the id on line {seen[parser.rid]}"
+                        path,
+                        lineno,
+                        parser.rid,
+                        "id",
+                        f"duplicate of the id on line {seen[parser.rid]}",
                     )
                 )
                 continue

@@ -141,8 +141,13 @@ async def _match_one(matcher: Matcher, case: Case, t: Transcript) -> Matches:
     meter = UsageMeter()
     base = dict(case_id=case.id, expert=t.expert, strategy=t.strategy, matcher=matcher.name)
     if t.stop_reason == "error":
-        return Matches(**base, n_facts=case.n_facts, per_question=(), status="error",
-                       error="the dialogue itself failed")
+        return Matches(
+            **base,
+            n_facts=case.n_facts,
+            per_question=(),
+            status="error",
+            error="the dialogue itself failed",
+        )
     pairs = t.qa_pairs()
     keep = [i for i, (_, a) in enumerate(pairs) if a.strip() and a.strip() != UNKNOWN_ANSWER]
     per_q: list[tuple[int, ...]] = [() for _ in pairs]
@@ -153,12 +158,19 @@ async def _match_one(matcher: Matcher, case: Case, t: Transcript) -> Matches:
                 raise RoleError(f"matcher returned {len(found)} lists for {len(keep)} pairs")
             for i, idx in zip(keep, found, strict=True):
                 per_q[i] = tuple(sorted(set(idx)))
-        return Matches(**base, n_facts=case.n_facts, per_question=tuple(per_q),
-                       usage=dict(meter.by_role))
+        return Matches(
+            **base, n_facts=case.n_facts, per_question=tuple(per_q), usage=dict(meter.by_role)
+        )
     except (RoleError, LLMCallError, ValueError) as exc:
         log.warning("case %s: matching failed: %s", case.id, exc)
-        return Matches(**base, n_facts=case.n_facts, per_question=(), status="error",
-                       error=str(exc), usage=dict(meter.by_role))
+        return Matches(
+            **base,
+            n_facts=case.n_facts,
+            per_question=(),
+            status="error",
+            error=str(exc),
+            usage=dict(meter.by_role),
+        )
 
 
 def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:

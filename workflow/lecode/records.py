@@ -161,7 +161,9 @@ class Matches(_Record):
         for p, idx in enumerate(self.per_question):
             for i in idx:
                 if not 0 <= i < self.n_facts:
-                    raise ValueError(f"question {p + 1}: fact index {i} outside 0..{self.n_facts - 1}")
+                    raise ValueError(
+                        f"question {p + 1}: fact index {i} outside 0..{self.n_facts - 1}"
+                    )
         return self
 
 

@@ -76,5 +76,6 @@ def check_union(index_path: str | Path, seen_ids: Iterable[str], what: str) -> N
     if dupes or missing or extra:
         raise ShardError(
             f"{what}: shards do not add up to the dataset: missing {missing[:10]}"
-            f"{'...' if len(missing) > 10 else ''}, unexpected {extra[:10]}, duplicated {dupes[:10]}"
+            f"{'...' if len(missing) > 10 else ''}, unexpected {extra[:10]}, "
+            f"duplicated {dupes[:10]}"
         )

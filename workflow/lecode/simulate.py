@@ -143,7 +143,12 @@ async def simulate_cases(
     """
     done = journal.load()
     todo = [c for c in cases if c.id not in done]
-    log.info("%d cases: %d already in the journal, %d to simulate", len(cases), len(cases) - len(todo), len(todo))
+    log.info(
+        "%d cases: %d already in the journal, %d to simulate",
+        len(cases),
+        len(cases) - len(todo),
+        len(todo),
+    )
 
     async def one(case: Case) -> Transcript:
         t = await simulate_case(

@@ -19,12 +19,19 @@ wildcard_constraints:
     mcfg=r"[0-9a-f]{10}",
     jcfg=r"[0-9a-f]{10}",
     scfg=r"[0-9a-f]{10}",
+    shardset=r"[0-9a-f]{10}",
+    agg=r"[0-9a-f]{10}",
     shard=r"\d{3}",
 
 
 SHARDS = [shard_name(k) for k in range(config["dataset"]["n_shards"])]
+# The shard set is named by the test file's content and the sharding settings.
 SHARD_SET = lecode_config.stable_hash(
-    {k: config["dataset"].get(k) for k in ("test", "n_shards", "limit")}
+    {
+        "test_sha256": lecode_config.file_sha256(config["dataset"]["test"]),
+        "n_shards": config["dataset"]["n_shards"],
+        "limit": config["dataset"].get("limit"),
+    }
 )
 SHARD_DIR = f"results/shards/{SHARD_SET}"
 SYSTEMS = lecode_config.systems(config)
@@ -47,7 +54,7 @@ def is_llm(model):
 
 
 def shard_file(wildcards):
-    return f"{SHARD_DIR}/{wildcards.shard}.jsonl"
+    return f"results/shards/{wildcards.shardset}/{wildcards.shard}.jsonl"
 
 
 def all_shard_files(wildcards=None):
@@ -55,21 +62,23 @@ def all_shard_files(wildcards=None):
 
 
 def transcript_file(expert, strategy, shard):
-    return f"results/transcripts/{expert}/{strategy}/{sim_hash(expert, strategy)}/{shard}.jsonl"
+    h = sim_hash(expert, strategy)
+    return f"results/transcripts/{expert}/{strategy}/{h}/{SHARD_SET}/{shard}.jsonl"
 
 
 def match_file(expert, strategy, shard):
     h = sim_hash(expert, strategy)
-    return f"results/matches/{expert}/{strategy}/{h}/{MATCH_HASH}/{shard}.jsonl"
+    return f"results/matches/{expert}/{strategy}/{h}/{MATCH_HASH}/{SHARD_SET}/{shard}.jsonl"
 
 
 def judgement_file(expert, strategy, shard):
     h = sim_hash(expert, strategy)
-    return f"results/judgements/{expert}/{strategy}/{h}/{JUDGE_HASH}/{shard}.jsonl"
+    return f"results/judgements/{expert}/{strategy}/{h}/{JUDGE_HASH}/{SHARD_SET}/{shard}.jsonl"
 
 
 def score_file(expert, strategy):
-    return f"results/scores/{expert}/{strategy}/{sim_hash(expert, strategy)}/{SCORE_HASH}.csv"
+    h = sim_hash(expert, strategy)
+    return f"results/scores/{expert}/{strategy}/{h}/{SCORE_HASH}/{SHARD_SET}.csv"
 
 
 def simulate_inputs(wildcards):
@@ -112,7 +121,7 @@ def judge_resources_api(wildcards):
 def score_inputs(wildcards):
     e, s = wildcards.expert, wildcards.strategy
     inputs = {
-        "shards": all_shard_files(),
+        "shards": [f"results/shards/{wildcards.shardset}/{k}.jsonl" for k in SHARDS],
         "transcripts": [transcript_file(e, s, k) for k in SHARDS],
         "matches": [match_file(e, s, k) for k in SHARDS],
         "judgements": [],
@@ -124,6 +133,10 @@ def score_inputs(wildcards):
 
 def all_score_files(wildcards=None):
     return [score_file(x["expert"], x["strategy"]) for x in SYSTEMS]
+
+
+# The aggregate is named by everything it gathers, so a new system or setting makes a new one.
+AGGREGATE = f"results/aggregate/{lecode_config.stable_hash(all_score_files())}/scores.csv"
 
 
 def all_transcript_files(wildcards=None):

@@ -5,11 +5,11 @@ rule match_facts:
     input:
         unpack(match_inputs),
     output:
-        "results/matches/{expert}/{strategy}/{cfg}/{mcfg}/{shard}.jsonl",
+        "results/matches/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.jsonl",
     resources:
         api=match_resources_api,
     log:
-        "logs/match/{expert}/{strategy}/{cfg}/{mcfg}/{shard}.log",
+        "logs/match/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.log",
     script:
         "../scripts/match_facts.py"
 
@@ -18,10 +18,10 @@ rule judge_advice:
     input:
         unpack(match_inputs),
     output:
-        "results/judgements/{expert}/{strategy}/{cfg}/{jcfg}/{shard}.jsonl",
+        "results/judgements/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.jsonl",
     resources:
         api=judge_resources_api,
     log:
-        "logs/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shard}.log",
+        "logs/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.log",
     script:
         "../scripts/judge_advice.py"

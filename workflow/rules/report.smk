@@ -3,7 +3,7 @@
 
 rule table3:
     input:
-        scores="results/aggregate/scores.csv",
+        scores=AGGREGATE,
         index=f"{SHARD_DIR}/index.json",
     output:
         tables=expand("reports/tables/table3.{ext}", ext=TABLE_FORMATS),

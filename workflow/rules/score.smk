@@ -6,14 +6,14 @@ rule score_system:
     input:
         unpack(score_inputs),
     output:
-        "results/scores/{expert}/{strategy}/{cfg}/{scfg}.csv",
+        "results/scores/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.csv",
     threads: config["metrics"]["bertscore"].get("threads", 2)
     resources:
         mem_mb=config["metrics"]["bertscore"].get("mem_mb", 3000),
     log:
-        "logs/score/{expert}/{strategy}/{cfg}/{scfg}.log",
+        "logs/score/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.log",
     benchmark:
-        "results/benchmarks/score/{expert}/{strategy}/{cfg}/{scfg}.tsv"
+        "results/benchmarks/score/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.tsv"
     script:
         "../scripts/score_system.py"
 
@@ -23,7 +23,7 @@ rule aggregate_scores:
         index=f"{SHARD_DIR}/index.json",
         scores=all_score_files(),
     output:
-        "results/aggregate/scores.csv",
+        AGGREGATE,
     params:
         systems=SYSTEMS,
     log:

@@ -6,14 +6,14 @@ rule simulate:
     input:
         unpack(simulate_inputs),
     output:
-        "results/transcripts/{expert}/{strategy}/{cfg}/{shard}.jsonl",
+        "results/transcripts/{expert}/{strategy}/{cfg}/{shardset}/{shard}.jsonl",
     params:
         journal=journal_file,
     resources:
         api=simulate_resources_api,
     log:
-        "logs/simulate/{expert}/{strategy}/{cfg}/{shard}.log",
+        "logs/simulate/{expert}/{strategy}/{cfg}/{shardset}/{shard}.log",
     benchmark:
-        "results/benchmarks/simulate/{expert}/{strategy}/{cfg}/{shard}.tsv"
+        "results/benchmarks/simulate/{expert}/{strategy}/{cfg}/{shardset}/{shard}.tsv"
     script:
         "../scripts/simulate.py"

@@ -40,7 +40,7 @@ class UsageMeter:
 
 @dataclass(frozen=True)
 class ExpertMove:
-    """An expert's turn: ask one clarifying question, give advice, or abstain (end without advice)."""
+    """An expert's turn: ask a clarifying question, advise, or abstain (end without advice)."""
 
     kind: Literal["question", "advice", "abstain"]
     text: str
@@ -91,4 +91,6 @@ class Judge(Protocol):
 
     name: str
 
-    async def judge(self, case: Case, transcript: Transcript, *, meter: UsageMeter) -> JudgeScores: ...
+    async def judge(
+        self, case: Case, transcript: Transcript, *, meter: UsageMeter
+    ) -> JudgeScores: ...
