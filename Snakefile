@@ -22,6 +22,12 @@ rule all_tables:
         all_table_files(),
 
 
+rule all:
+    """Tables, figures and the self-contained HTML report."""
+    input:
+        all_report_files(),
+
+
 rule all_transcripts:
     """Only the simulated consultations (no scoring)."""
     input:

@@ -31,9 +31,11 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def snakemake(
+    project: Path, *args: str, configs: tuple[str, ...] = ("tiny.yaml",)
+) -> subprocess.CompletedProcess[str]:
     # Targets first: --configfile takes several values and would swallow them.
-    cmd = [SNAKEMAKE, *args, "--cores", "2", "--configfile", "tiny.yaml"]
+    cmd = [SNAKEMAKE, *args, "--cores", "2", "--configfile", *configs]
     return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=600)
 
 
@@ -82,7 +84,9 @@ def test_adding_an_expert_schedules_only_its_jobs(project: Path) -> None:
         "  - {model: retrieval3, strategy: baseline}\n",
         encoding="utf-8",
     )
-    run = snakemake(project, "all_tables", "-n", "--quiet", "rules", "--configfile", "more.yaml")
+    run = snakemake(
+        project, "all_tables", "-n", "--quiet", "rules", configs=("tiny.yaml", "more.yaml")
+    )
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     # 2 shards of simulation and matching for the new expert only, one scoring job,

@@ -7,6 +7,7 @@ Each function reads its inputs, writes its outputs atomically, and logs to the j
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -270,3 +271,92 @@ def aggregate_scores(
     allf = pl.concat(frames) if frames else scores_frame([])
     atomic_write_text(out, allf.write_csv(float_precision=6))
     return allf
+
+
+class ReportInputs:
+    """The files a report step reads (the ``report_inputs`` of the rules), loaded once."""
+
+    def __init__(self, files: Any):
+        from lecode.recordio import read_scores
+
+        self.scores = read_scores(files.scores)
+        self.train = load_cases(files.train)
+        self.test = load_cases(files.test)
+        index = json.loads(Path(files.index).read_text(encoding="utf-8"))
+        self.n_expected = int(index["n_cases"])
+        self.test_ids = set(index["case_ids"])
+        self.transcripts = [t for p in files.transcripts for t in read_transcripts(p)]
+        self.matches = [m for p in files.matches for m in read_matches(p)]
+        self.judgements = [j for p in files.judgements for j in read_judgements(p)]
+
+    def usage(self) -> pl.DataFrame:
+        from lecode.report.usage import usage_frame
+
+        return usage_frame(self.transcripts, self.matches, self.judgements)
+
+
+def build_tables(
+    files: Any, systems: Sequence[dict[str, str]], report: dict[str, Any], *, out_dir: str,
+    metrics: str,
+) -> None:
+    from lecode.report.outputs import ReportSettings, write_tables
+
+    data = ReportInputs(files)
+    written = write_tables(
+        data.scores,
+        systems,
+        data.n_expected,
+        out_dir,
+        train_cases=data.train,
+        test_cases=data.test,
+        paper_numbers=files.paper,
+        usage=data.usage(),
+        settings=ReportSettings.from_params(report),
+        metrics_path=metrics,
+    )
+    log.info("wrote %s", sorted(written))
+
+
+def build_figures(
+    files: Any, systems: Sequence[dict[str, str]], *, figures: str, plots: str
+) -> None:
+    from lecode.report.figures import write_figures
+
+    data = ReportInputs(files)
+    Path(figures).mkdir(parents=True, exist_ok=True)
+    Path(plots).mkdir(parents=True, exist_ok=True)
+    written = write_figures(
+        Path(figures).parent,
+        figures_dir=figures,
+        plots_dir=plots,
+        scores=data.scores,
+        systems=systems,
+        train_cases=data.train,
+        test_cases=data.test,
+        matches=data.matches or None,
+    )
+    log.info("wrote %s", sorted(written))
+
+
+def build_html(
+    files: Any, systems: Sequence[dict[str, str]], report: dict[str, Any], *, out: str
+) -> None:
+    from lecode.report.html import write_html
+    from lecode.report.outputs import ReportSettings
+
+    data = ReportInputs(files)
+    write_html(
+        out,
+        scores=data.scores,
+        systems=systems,
+        n_expected=data.n_expected,
+        train_cases=data.train,
+        test_cases=data.test,
+        transcripts=data.transcripts,
+        matches=data.matches,
+        judgements=data.judgements,
+        paper_numbers=files.paper,
+        usage=data.usage(),
+        settings=ReportSettings.from_params(report),
+        figures_dir=files.figures,
+    )

@@ -200,7 +200,7 @@ class DialogueScores(_Record):
     strategy: str
     n_facts: int
     stop_reason: StopReason
-    turns: int
+    turns: int | None = None
     recall: float | None = None
     weighted_recall: float | None = None
     recall_at_5: float | None = None

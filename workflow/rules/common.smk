@@ -143,11 +143,27 @@ def all_transcript_files(wildcards=None):
     return [transcript_file(x["expert"], x["strategy"], k) for x in SYSTEMS for k in SHARDS]
 
 
-TABLE_FORMATS = ["md", "csv", "tex"]
+def report_inputs(wildcards=None):
+    """Everything the tables, figures and HTML report read."""
+    systems = [(x["expert"], x["strategy"]) for x in SYSTEMS]
+    inputs = {
+        "scores": AGGREGATE,
+        "index": f"{SHARD_DIR}/index.json",
+        "train": config["dataset"]["train"],
+        "test": config["dataset"]["test"],
+        "paper": "data/paper_numbers.csv",
+        "transcripts": [transcript_file(e, s, k) for e, s in systems for k in SHARDS],
+        "matches": [match_file(e, s, k) for e, s in systems for k in SHARDS],
+        "judgements": [],
+    }
+    if JUDGE_HASH:
+        inputs["judgements"] = [judgement_file(e, s, k) for e, s in systems for k in SHARDS]
+    return inputs
 
 
 def all_table_files(wildcards=None):
-    tables = ["table2", "table3"]
-    return [f"reports/tables/{t}.{ext}" for t in tables for ext in TABLE_FORMATS] + [
-        "reports/metrics.json"
-    ]
+    return ["reports/tables", "reports/metrics.json"]
+
+
+def all_report_files(wildcards=None):
+    return [*all_table_files(), "reports/figures", "reports/plots", "reports/index.html"]

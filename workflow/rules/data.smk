@@ -16,14 +16,3 @@ rule shard_dataset:
     script:
         "../scripts/shard_dataset.py"
 
-
-rule table2:
-    input:
-        train=config["dataset"]["train"],
-        test=config["dataset"]["test"],
-    output:
-        expand("reports/tables/table2.{ext}", ext=TABLE_FORMATS),
-    log:
-        "logs/table2.log",
-    script:
-        "../scripts/table2.py"

@@ -1,12 +1,11 @@
-# Scores -> the paper's tables (Markdown, CSV, LaTeX) and DVC metrics.
+# Scores -> the paper's tables (Markdown, CSV, LaTeX), DVC metrics, figures and the HTML report.
 
 
-rule table3:
+rule tables:
     input:
-        scores=AGGREGATE,
-        index=f"{SHARD_DIR}/index.json",
+        unpack(report_inputs),
     output:
-        tables=expand("reports/tables/table3.{ext}", ext=TABLE_FORMATS),
+        tables=directory("reports/tables"),
         metrics="reports/metrics.json",
     params:
         systems=SYSTEMS,
@@ -15,8 +14,45 @@ rule table3:
     resources:
         mem_mb=2000,
     log:
-        "logs/table3.log",
+        "logs/tables.log",
     benchmark:
-        "results/benchmarks/table3.tsv"
+        "results/benchmarks/tables.tsv"
     script:
-        "../scripts/table3.py"
+        "../scripts/tables.py"
+
+
+rule figures:
+    input:
+        unpack(report_inputs),
+    output:
+        figures=directory("reports/figures"),
+        plots=directory("reports/plots"),
+    params:
+        systems=SYSTEMS,
+    threads: 1
+    resources:
+        mem_mb=2000,
+    log:
+        "logs/figures.log",
+    benchmark:
+        "results/benchmarks/figures.tsv"
+    script:
+        "../scripts/figures.py"
+
+
+rule html_report:
+    input:
+        unpack(report_inputs),
+        figures="reports/figures",
+    output:
+        "reports/index.html",
+    params:
+        systems=SYSTEMS,
+        report=config["report"],
+    threads: 2
+    resources:
+        mem_mb=2000,
+    log:
+        "logs/html_report.log",
+    script:
+        "../scripts/html_report.py"

@@ -1,0 +1,76 @@
+"""Dry-run forecast of calls, tokens and cost, and the mock-server command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from lecode.llm.cli import main as llm_main
+from lecode.llm.mock import MockControl, spawn_mock
+from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
+
+
+def test_forecast_counts_calls_per_role(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_jsonl(tmp_path / "test.jsonl", synthetic_cases(5))
+    llm = {
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:1/v1",
+        "model": "m",
+        "price": {"prompt": 1.0, "completion": 2.0},
+    }
+    params = {
+        "dataset": {"train": str(data), "test": str(data), "n_shards": 1, "limit": 4},
+        "models": {
+            "gpt": llm,
+            "judge": llm,
+            "replay": {"backend": "offline", "agent": "human_replay"},
+        },
+        "experts": [
+            {"model": "gpt", "strategy": "zero_shot"},
+            {"model": "gpt", "strategy": "mediq"},
+            {"model": "replay", "strategy": "baseline"},
+        ],
+        "client": {"model": "gpt", "strategy": "first_person_dialogue"},
+        "matcher": {"model": "gpt"},
+        "judge": {"model": "judge"},
+        "simulation": {"max_turns": 3},
+    }
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, allow_unicode=True))
+    assert llm_main(["forecast", "--params", str(path), "--json"]) == 0
+    rows = {(r["role"], r["model"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+    # zero_shot: 3 questions + advice = 4; mediq: 3 confidence + 3 asks + 1 advice = 7
+    assert rows[("expert", "gpt")]["calls"] == 4 * (4 + 7)
+    assert rows[("client", "gpt")]["calls"] == 4 * 3 * 3  # three experts, offline included
+    assert rows[("matcher", "gpt")]["calls"] == 4 * 3
+    assert rows[("judge", "judge")]["calls"] == 4 * 3
+    assert all(r["prompt_tokens"] > 0 and r["cost"] > 0 for r in rows.values())
+    assert llm_main(["forecast", "--params", str(path), "--questions", "1"]) == 0
+    assert "total cost" in capsys.readouterr().out
+
+
+def test_mock_server_command_runs_in_a_child_process(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "test.jsonl", synthetic_cases(2))
+    proc, url = spawn_mock([data], faults={"rate_limit": 0.0})
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        models = httpx.get(f"{url}/models", timeout=5).json()
+        assert models["data"][0]["id"] == "mock"
+        control = MockControl(url)
+        control.set_faults({"server_error": 1.0})
+        r = httpx.post(
+            f"{url}/chat/completions",
+            timeout=5,
+            json={"model": "mock", "messages": [{"role": "user", "content": "x"}]},
+        )
+        assert r.status_code == 500
+        assert control.stats()["faults"] == {"server_error": 1}
+        control.reset()
+        assert control.stats()["total_requests"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

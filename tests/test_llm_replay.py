@@ -1,0 +1,70 @@
+"""Offline replay: no network, the first miss fails naming the request, a warm store suffices."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from lecode.dataset import load_cases
+from lecode.llm.errors import LLMCallError, ReplayMissError
+from lecode.llm.mock import MockServer
+from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
+from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime, simulate
+from lecode.llm.runtime import LLMRuntime
+
+
+def test_replay_reproduces_a_warm_store_without_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
+    cases = load_cases(write_jsonl(tmp_path / "cases.jsonl", synthetic_cases(6)))
+    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as mock:
+        url = mock.url
+        rt = runtime(tmp_path / "store")
+        first = asyncio.run(simulate(cases, rt, model_cfg(url), strategy="mediq"))
+        rt.close()
+    # the endpoint is gone; the key is gone; replay forced by the environment variable
+    monkeypatch.delenv(KEY_ENV)
+    monkeypatch.setenv("LECODE_REPLAY", "1")
+    rt = runtime(tmp_path / "store")
+    assert rt.replay
+    again = asyncio.run(simulate(cases, rt, model_cfg(url), strategy="mediq"))
+    assert rt.network_calls == 0
+    assert [t.model_dump(exclude={"usage"}) for t in again] == [
+        t.model_dump(exclude={"usage"}) for t in first
+    ]
+    for a, b in zip(first, again, strict=True):
+        for role in ("expert", "client"):
+            assert b.usage[role].cached == b.usage[role].calls == a.usage[role].calls
+            assert (b.usage[role].prompt_tokens, b.usage[role].cost) == (
+                a.usage[role].prompt_tokens,
+                a.usage[role].cost,
+            )
+    rt.close()
+
+
+def test_replay_miss_fails_and_names_the_request(tmp_path: Path) -> None:
+    cases = load_cases(write_jsonl(tmp_path / "cases.jsonl", synthetic_cases(1)))
+    rt = runtime(tmp_path / "empty-store", replay=True)
+    cfg = model_cfg("http://127.0.0.1:9/v1")  # nothing listens; nothing may be contacted
+    with pytest.raises(ReplayMissError) as info:
+        asyncio.run(simulate(cases, rt, cfg))
+    message = str(info.value)
+    assert "expert/turn" in message and "mock-expert" in message and "key" in message
+    assert not isinstance(info.value, LLMCallError)  # must stop the job, not become an outcome
+    assert rt.network_calls == 0
+    assert not (tmp_path / "empty-store").exists()
+
+
+def test_replay_setting_from_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LECODE_REPLAY", raising=False)
+    params = {
+        "llm": {"store_dir": str(tmp_path / "s"), "replay": True},
+        "simulation": {"max_turns": 4},
+        "models": {},
+    }
+    rt = LLMRuntime.from_params(params, job="simulate x")
+    assert rt.replay and rt.store.readonly and rt.default_max_turns == 4
+    assert not LLMRuntime.from_params({**params, "llm": {"store_dir": str(tmp_path)}}).replay

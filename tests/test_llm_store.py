@@ -1,0 +1,138 @@
+"""The response store: durable, append-only, many writers, torn lines ignored, no errors."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from lecode.llm.store import ResponseStore, decode_line, encode_line
+
+PART = "model-abc"
+
+
+def record(i: int, text: str | None = None) -> dict[str, object]:
+    return {"response": {"text": f"回复{i}" if text is None else text, "prompt_tokens": i}}
+
+
+def key(i: int) -> str:
+    return f"{i:064x}"
+
+
+def test_roundtrip_and_reload(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path)
+    asyncio.run(store.put(PART, key(1), record(1)))
+    store.put_sync(PART, key(2), record(2))
+    assert store.get(PART, key(1)).text == "回复1"
+    store.close()
+    again = ResponseStore(tmp_path)
+    assert again.get(PART, key(2)).prompt_tokens == 2
+    assert again.get(PART, key(3)) is None
+    assert again.load_all() == 2
+
+
+@pytest.mark.parametrize("text", ["", "   \n"])
+def test_empty_responses_are_never_stored(tmp_path: Path, text: str) -> None:
+    store = ResponseStore(tmp_path)
+    with pytest.raises(ValueError):
+        store.put_sync(PART, key(1), record(1, text))
+    assert store.get(PART, key(1)) is None
+    assert not list(tmp_path.rglob("seg-*.jsonl")) or all(
+        p.stat().st_size == 0 for p in tmp_path.rglob("seg-*.jsonl")
+    )
+
+
+def test_readonly_store_refuses_writes(tmp_path: Path) -> None:
+    with pytest.raises(PermissionError):
+        ResponseStore(tmp_path, readonly=True).put_sync(PART, key(1), record(1))
+
+
+def test_torn_and_corrupt_lines_are_ignored(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path)
+    store.put_sync(PART, key(1), record(1))
+    store.close()
+    seg = next((tmp_path / PART).glob("seg-*.jsonl"))
+    good = encode_line(key(2), record(2))
+    corrupt = encode_line(key(3), record(3)).replace("回复3".encode(), "回复X".encode())
+    with open(seg, "ab") as fh:
+        fh.write(corrupt)  # checksum no longer matches
+        fh.write(good[:-20])  # torn last line, as after kill -9
+    again = ResponseStore(tmp_path)
+    assert again.get(PART, key(1)) is not None
+    assert again.get(PART, key(3)) is None
+    assert again.get(PART, key(2)) is None
+    assert decode_line(good[:-1]) is not None and decode_line(b"garbage") is None
+
+
+def test_other_processes_writes_are_seen_on_refresh(tmp_path: Path) -> None:
+    reader = ResponseStore(tmp_path)
+    assert reader.get(PART, key(5)) is None
+    writer = ResponseStore(tmp_path)
+    writer.put_sync(PART, key(5), record(5))
+    assert reader.get(PART, key(5)) is None  # loaded before the write
+    assert reader.get(PART, key(5), refresh=True) is not None
+
+
+WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from lecode.llm.store import ResponseStore
+    root, wid, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    store = ResponseStore(root)
+    async def main():
+        for i in range(n):
+            k = f"{wid:08x}{i:056x}"
+            await store.put("model-abc", k, {"response": {"text": f"w{wid}-{i}" * 50}})
+            print(i, flush=True)
+    asyncio.run(main())
+    """
+)
+
+
+def test_many_processes_write_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / "s"), str(w), "150"],
+            stdout=subprocess.DEVNULL,
+        )
+        for w in range(6)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    store = ResponseStore(tmp_path / "s")
+    assert store.load_all() == 6 * 150
+    assert store.get(PART, f"{3:08x}{149:056x}").text == "w3-149" * 50
+    assert len(list((tmp_path / "s" / PART).glob("seg-*.jsonl"))) == 6
+
+
+def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "s"), "1", "100000"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    acknowledged = -1
+    deadline = time.monotonic() + 60
+    while acknowledged < 300 and time.monotonic() < deadline:
+        acknowledged = int(proc.stdout.readline())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    store = ResponseStore(tmp_path / "s")
+    n = store.load_all()
+    assert n >= acknowledged + 1
+    for i in range(acknowledged + 1):
+        assert store.get(PART, f"{1:08x}{i:056x}") is not None
+    # a new writer appends to its own segment; the store stays consistent
+    store.put_sync(PART, key(99), record(99))
+    assert ResponseStore(tmp_path / "s").load_all() == n + 1

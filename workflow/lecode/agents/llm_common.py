@@ -1,0 +1,130 @@
+"""What every LLM-backed role shares: one call through the LLM client with usage metering,
+re-asking after a malformed reply, and provenance (``describe``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar, TypeVar
+
+from lecode.agents.base import RoleError, UsageMeter
+from lecode.llm.client import LLMClient
+from lecode.llm.errors import LLMCallError
+from lecode.llm.parsing import ReplyFormatError
+from lecode.llm.templates import PromptTemplate
+from lecode.records import RoleUsage
+
+T = TypeVar("T")
+Messages = list[dict[str, str]]
+
+
+class LLMRole:
+    """Base of the four LLM roles. ``role`` is the meter key (expert, client, matcher, judge)."""
+
+    role: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        name: str,
+        llm: LLMClient,
+        templates: Mapping[str, PromptTemplate],
+        *,
+        strategy: str,
+        replicate: int = 0,
+    ) -> None:
+        self.name = name
+        self.llm = llm
+        self.templates = dict(templates)
+        self.strategy = strategy
+        self.replicate = replicate
+
+    async def call(
+        self,
+        purpose: str,
+        template_hash: str,
+        messages: Sequence[Mapping[str, str]],
+        meter: UsageMeter,
+        *,
+        json_mode: bool = False,
+        reask: bool = False,
+    ) -> str:
+        headers = {}
+        if json_mode:
+            headers["X-Lecode-Format"] = "json"
+        if reask:
+            headers["X-Lecode-Reask"] = "1"
+        try:
+            completion = await self.llm.complete(
+                messages,
+                role=self.role,
+                purpose=purpose,
+                template_hash=template_hash,
+                replicate=self.replicate,
+                json_mode=json_mode,
+                headers=headers,
+            )
+        except LLMCallError as exc:
+            meter.add(self.role, RoleUsage(calls=1, retries=exc.retries))
+            raise
+        meter.add(self.role, completion.usage())
+        return completion.text
+
+    async def ask_parsed(
+        self,
+        purpose: str,
+        template: PromptTemplate,
+        messages: Messages,
+        parse: Callable[[str], T],
+        meter: UsageMeter,
+        *,
+        reask: PromptTemplate | None,
+        reask_text: Callable[[], str] | None = None,
+        max_reasks: int = 1,
+        json_mode: bool = False,
+    ) -> T:
+        """Call, parse; on a malformed reply show the model its reply and the re-ask text,
+        up to ``max_reasks`` times; then raise :class:`RoleError` (``parse_error``)."""
+        template_hash = template.sha256
+        reply = await self.call(purpose, template_hash, messages, meter, json_mode=json_mode)
+        for attempt in range(max_reasks + 1):
+            try:
+                return parse(reply)
+            except ReplyFormatError as exc:
+                if attempt == max_reasks or reask is None or reask_text is None:
+                    raise RoleError(
+                        f"{self.role} {self.name!r} ({purpose}): malformed reply after "
+                        f"{attempt} re-ask(s): {exc}",
+                        kind="parse_error",
+                    ) from exc
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": reply},
+                    {"role": "user", "content": reask_text()},
+                ]
+                template_hash = f"{template.sha256}+{reask.sha256}"
+                reply = await self.call(
+                    purpose, template_hash, messages, meter, json_mode=json_mode, reask=True
+                )
+        raise AssertionError("unreachable")
+
+    def describe(self) -> dict[str, str]:
+        """Provenance: model identity, decoding settings, template hashes, and the model ids
+        and system fingerprints the endpoint reported (when known). The caller prefixes the
+        keys with the role."""
+        spec = self.llm.spec
+        out = {
+            "model": self.name,
+            "strategy": self.strategy,
+            "backend": spec.backend,
+            "base_url": spec.identity_url,
+            "served_model": spec.served_model,
+            "replicate": str(self.replicate),
+        }
+        for field, value in spec.decoding.as_dict().items():
+            out[field] = "" if value is None else str(value)
+        for template in sorted(self.templates.values(), key=lambda t: t.name):
+            out[f"template.{template.name}"] = template.short_hash
+        if self.llm.seen_models:
+            out["reported_model"] = ",".join(sorted(self.llm.seen_models))
+        if self.llm.seen_fingerprints:
+            out["system_fingerprint"] = ",".join(sorted(self.llm.seen_fingerprints))
+        return out

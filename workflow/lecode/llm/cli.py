@@ -1,0 +1,162 @@
+"""Subcommands of the LLM layer for the ``lecode`` command line.
+
+``lecode mock-server``  run the mock OpenAI-compatible endpoint (loopback)
+``lecode forecast``     dry run: calls, tokens and cost of a params file, before spending
+``lecode serve start``  start ``vllm serve`` for every vLLM entry the params use (onstart hook)
+``lecode serve stop``   stop them (onsuccess / onerror hooks)
+``lecode serve status`` list running servers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lecode.llm.mock import cli as mock_cli
+
+
+def _load_params(paths: Sequence[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for p in paths:
+        data = yaml.safe_load(Path(p).read_text(encoding="utf-8")) or {}
+        params = _merge(params, data)
+    return params
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _used_models(params: dict[str, Any]) -> list[str]:
+    names = [e["model"] for e in params.get("experts") or []]
+    for role in ("client", "matcher", "judge"):
+        if params.get(role):
+            names.append(params[role]["model"])
+    return names
+
+
+def _servers_dir(args: argparse.Namespace, params: dict[str, Any]) -> Path:
+    if args.servers_dir:
+        return Path(args.servers_dir)
+    llm = params.get("llm") or {}
+    if llm.get("servers_dir"):
+        return Path(llm["servers_dir"])
+    return Path(llm.get("store_dir", "store/responses")).parent / "servers"
+
+
+def cmd_forecast(args: argparse.Namespace) -> int:
+    from lecode.llm.forecast import forecast
+
+    params = _load_params(args.params)
+    fc = forecast(params, questions=args.questions, tokens_per_char=args.tokens_per_char)
+    if args.json:
+        print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))
+    else:
+        print(fc.render())
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from lecode.llm import vllm
+
+    params = _load_params(args.params)
+    servers_dir = _servers_dir(args, params)
+    if args.action == "stop":
+        for name in vllm.stop_all(servers_dir):
+            print(f"stopped vLLM server {name}")
+        return 0
+    if args.action == "status":
+        for path in sorted(servers_dir.glob("*.json")) if servers_dir.is_dir() else []:
+            state = vllm.ServerState.read(path)
+            print(
+                f"{state.name}\t{state.base_url}\tpid {state.pid}\t{','.join(state.served_models)}"
+            )
+        return 0
+    if _replay(params):
+        print("replay mode: no vLLM server is started")
+        return 0
+    specs = vllm.specs_to_serve(params.get("models") or {}, _used_models(params))
+    try:
+        for spec in specs:
+            state = vllm.start_server(
+                spec, servers_dir, log_dir=args.log_dir, health_timeout=args.timeout
+            )
+            print(f"vLLM server {spec.name}: {state.base_url} ({', '.join(state.served_models)})")
+    except Exception:
+        vllm.stop_all(servers_dir)
+        raise
+    return 0
+
+
+def _replay(params: dict[str, Any]) -> bool:
+    from lecode.llm.runtime import replay_forced
+
+    return bool((params.get("llm") or {}).get("replay")) or replay_forced()
+
+
+def register(subparsers: Any) -> None:
+    """Add ``mock-server``, ``forecast`` and ``serve`` to the ``lecode`` command line.
+    Each sets ``func`` (``args.func(args) -> int``)."""
+    p = subparsers.add_parser(
+        "mock-server", help="deterministic OpenAI-compatible mock endpoint (loopback) for tests"
+    )
+    mock_cli.add_arguments(p)
+    p.set_defaults(func=mock_cli.run)
+
+    p = subparsers.add_parser(
+        "forecast", help="dry run: LLM calls, tokens and cost of a configuration"
+    )
+    p.add_argument(
+        "--params",
+        action="append",
+        default=None,
+        help="params file(s), later ones merged over earlier (default params.yaml)",
+    )
+    p.add_argument(
+        "--questions",
+        type=int,
+        default=None,
+        help="questions per dialogue (default: simulation.max_turns, the bound)",
+    )
+    p.add_argument("--tokens-per-char", type=float, default=0.75)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=lambda a: cmd_forecast(_with_default_params(a)))
+
+    p = subparsers.add_parser("serve", help="start/stop vLLM servers for vLLM model entries")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--params", action="append", default=None)
+    p.add_argument("--servers-dir", default=None, help="state files (default: store/servers)")
+    p.add_argument("--log-dir", default="logs/vllm")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="seconds to wait for a server to become healthy",
+    )
+    p.set_defaults(func=lambda a: cmd_serve(_with_default_params(a)))
+
+
+def _with_default_params(args: argparse.Namespace) -> argparse.Namespace:
+    if not args.params:
+        args.params = ["params.yaml"]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lecode-llm")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,338 @@
+"""One OpenAI-compatible chat client per model entry: store first, then the endpoint.
+
+``complete`` looks the request up in the response store; on a hit it returns at once (no
+limiter, no network). On a miss it either fails (replay mode) or calls the endpoint under the
+endpoint's concurrency limit with retries, stores the response (write-ahead, durable before it
+is returned) and records the call in the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from lecode.llm.errors import LLMCallError, ReplayMissError
+from lecode.llm.keys import Message, model_identity, partition_name, request_key
+from lecode.llm.ledger import CallRecord, UsageLedger
+from lecode.llm.limits import EndpointLimits
+from lecode.llm.logs import LOG
+from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
+from lecode.llm.secrets import redact, register_secret
+from lecode.llm.spec import ModelSpec
+from lecode.llm.store import ResponseStore, StoredResponse
+from lecode.records import RoleUsage
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A response as the roles see it, with its accounting."""
+
+    text: str
+    key: str
+    cached: bool
+    retries: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    model: str = ""
+    system_fingerprint: str = ""
+
+    def usage(self) -> RoleUsage:
+        return RoleUsage(
+            calls=1,
+            cached=int(self.cached),
+            retries=self.retries,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cost=self.cost,
+        )
+
+
+class LLMClient:
+    """Chat completions for one model entry."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        store: ResponseStore,
+        limits: EndpointLimits,
+        ledger: UsageLedger,
+        retry: RetryPolicy,
+        replay: bool,
+        resolve_base_url: Callable[[], str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.spec = spec
+        self.store = store
+        self.limits = limits
+        self.ledger = ledger
+        self.retry = retry
+        self.replay = replay
+        self._resolve_base_url = resolve_base_url
+        self._environ = environ
+        self._rng = rng or random.Random()
+        self.identity = model_identity(spec.name, spec.identity_url, spec.served_model)
+        self.partition = partition_name(self.identity)
+        self.endpoint = spec.identity_url
+        limits.declare(self.endpoint, spec.concurrency)
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+        self._clients = weakref.WeakKeyDictionary()
+        self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
+        self._guards = weakref.WeakKeyDictionary()
+        self.seen_models: set[str] = set()
+        self.seen_fingerprints: set[str] = set()
+        self.network_calls = 0
+
+    # -- request identity -------------------------------------------------------------------
+    def decoding_for(self, replicate: int, json_mode: bool) -> dict[str, Any]:
+        out = self.spec.decoding.request_kwargs(replicate)
+        if json_mode and self.spec.json_mode:
+            out["response_format"] = {"type": "json_object"}
+        return out
+
+    def key_for(
+        self,
+        messages: Sequence[Message],
+        *,
+        template_hash: str,
+        replicate: int = 0,
+        json_mode: bool = False,
+    ) -> str:
+        return request_key(
+            self.identity,
+            messages,
+            self.decoding_for(replicate, json_mode),
+            template_hash=template_hash,
+            replicate=replicate,
+        )
+
+    # -- the call ---------------------------------------------------------------------------
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        role: str,
+        purpose: str,
+        template_hash: str,
+        replicate: int = 0,
+        json_mode: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> Completion:
+        decoding = self.decoding_for(replicate, json_mode)
+        key = request_key(
+            self.identity, messages, decoding, template_hash=template_hash, replicate=replicate
+        )
+        hit = self.store.get(self.partition, key)
+        if hit is not None:
+            return self._finish(hit, key, role, purpose, cached=True, retries=0, latency=0.0)
+        if self.replay:
+            hit = self.store.get(self.partition, key, refresh=True)
+            if hit is not None:
+                return self._finish(hit, key, role, purpose, cached=True, retries=0, latency=0.0)
+            raise ReplayMissError(self._describe_miss(messages, role, purpose, key), key=key)
+        started = time.perf_counter()
+        response, retries = await self._request(messages, decoding, role, purpose, key, headers)
+        record = {
+            "key": key,
+            "model": self.identity,
+            "role": role,
+            "purpose": purpose,
+            "template": template_hash,
+            "replicate": replicate,
+            "request": {"messages": [dict(m) for m in messages], "decoding": decoding},
+            "response": response.as_dict(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        await self.store.put(self.partition, key, record)
+        latency = time.perf_counter() - started
+        return self._finish(
+            response, key, role, purpose, cached=False, retries=retries, latency=latency
+        )
+
+    def _finish(
+        self,
+        response: StoredResponse,
+        key: str,
+        role: str,
+        purpose: str,
+        *,
+        cached: bool,
+        retries: int,
+        latency: float,
+    ) -> Completion:
+        if response.model:
+            self.seen_models.add(response.model)
+        if response.system_fingerprint:
+            self.seen_fingerprints.add(response.system_fingerprint)
+        cost = self.spec.price.cost(response.prompt_tokens, response.completion_tokens)
+        self.ledger.record(
+            CallRecord(
+                model=self.spec.name,
+                role=role,
+                purpose=purpose,
+                key=key[:16],
+                cached=cached,
+                retries=retries,
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+                cost=cost,
+                latency_s=round(latency, 4),
+            )
+        )
+        return Completion(
+            text=response.text,
+            key=key,
+            cached=cached,
+            retries=retries,
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+            cost=cost,
+            model=response.model,
+            system_fingerprint=response.system_fingerprint,
+        )
+
+    def _describe_miss(self, messages: Sequence[Message], role: str, purpose: str, key: str) -> str:
+        last = messages[-1]["content"] if messages else ""
+        snippet = " ".join(last.split())[:120]
+        return (
+            f"replay mode: no stored response for {role}/{purpose} request to model "
+            f"{self.spec.name!r} ({self.spec.served_model} at {self.endpoint}), key {key[:16]}; "
+            f"last message begins: {snippet!r}"
+        )
+
+    async def _client(self) -> openai.AsyncOpenAI:
+        """The HTTP client of the running event loop, created on first use. It is closed
+        inside that loop when the loop shuts down (``asyncio.run`` finalises async
+        generators), so no connection outlives its loop."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
+            api_key = self.spec.api_key(self._environ)
+            register_secret(api_key)
+            client = openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key, max_retries=0, timeout=self.spec.timeout
+            )
+            self._clients[loop] = client
+            guard = _close_at_loop_end(client)
+            await guard.__anext__()
+            self._guards[loop] = guard
+        return client
+
+    async def _request(
+        self,
+        messages: Sequence[Message],
+        decoding: Mapping[str, Any],
+        role: str,
+        purpose: str,
+        key: str,
+        headers: Mapping[str, str] | None,
+    ) -> tuple[StoredResponse, int]:
+        sem = self.limits.semaphore(self.endpoint)
+        extra_headers = {"X-Lecode-Role": role, "X-Lecode-Purpose": purpose, **(headers or {})}
+        retries = 0
+        client = await self._client()
+        while True:
+            try:
+                async with sem:
+                    self.network_calls += 1
+                    resp = await client.chat.completions.create(
+                        model=self.spec.served_model,
+                        messages=list(messages),  # type: ignore[arg-type]
+                        extra_headers=extra_headers,
+                        timeout=self.spec.timeout,
+                        **decoding,
+                    )
+                return _to_stored(resp), retries
+            except Exception as exc:
+                failure = classify(exc)
+                if not failure.retryable or retries >= self.spec.max_retries:
+                    attempts = retries + 1
+                    message = redact(
+                        f"model {self.spec.name!r} ({role}/{purpose}): {failure.kind} after "
+                        f"{attempts} attempt(s): {failure.detail}"
+                    )
+                    LOG.error("LLM call failed: %s", message)
+                    self.ledger.record(
+                        CallRecord(
+                            model=self.spec.name,
+                            role=role,
+                            purpose=purpose,
+                            key=key[:16],
+                            cached=False,
+                            retries=retries,
+                            prompt_tokens=0,
+                            completion_tokens=0,
+                            cost=0.0,
+                            latency_s=0.0,
+                            status="error",
+                            error=failure.kind,
+                        )
+                    )
+                    raise LLMCallError(
+                        message,
+                        kind=failure.kind,
+                        model=self.spec.name,
+                        attempts=attempts,
+                        retries=retries,
+                        status=failure.status,
+                    ) from None
+                delay = self.retry.delay(failure, retries, self._rng)
+                retries += 1
+                LOG.warning(
+                    "retry %d/%d for model %r (%s/%s, key %s): %s; waiting %.2fs",
+                    retries,
+                    self.spec.max_retries,
+                    self.spec.name,
+                    role,
+                    purpose,
+                    key[:12],
+                    failure.detail,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+
+    def drop_connections(self) -> None:
+        self._clients = weakref.WeakKeyDictionary()
+        self._guards = weakref.WeakKeyDictionary()
+
+    async def aclose(self) -> None:
+        clients = list(self._clients.values())
+        self.drop_connections()
+        for client in clients:
+            with contextlib.suppress(Exception):  # a client bound to a finished loop
+                await client.close()
+
+
+async def _close_at_loop_end(client: openai.AsyncOpenAI) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+def _to_stored(resp: Any) -> StoredResponse:
+    choice = resp.choices[0]
+    text = choice.message.content
+    if not isinstance(text, str) or not text.strip():
+        raise EmptyResponseError()
+    usage = resp.usage
+    return StoredResponse(
+        text=text,
+        model=str(resp.model or ""),
+        system_fingerprint=str(getattr(resp, "system_fingerprint", None) or ""),
+        finish_reason=str(choice.finish_reason or ""),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+    )

@@ -1,0 +1,217 @@
+"""Dry run: forecast LLM calls, tokens and cost of a configuration before spending anything.
+
+The forecast is analytic: every test case (after ``dataset.limit``) x replicate is simulated
+on paper with ``questions`` clarifying questions (default: ``simulation.max_turns``, the upper
+bound), using the real prompt templates and case texts for prompt sizes and fixed typical
+lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests already
+in the response store are not subtracted (their keys depend on the replies), so the forecast
+is an upper bound for a rerun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lecode.llm.casedata import CaseText, read_cases
+from lecode.llm.spec import ModelSpec, is_llm_entry
+from lecode.llm.templates import PromptTemplate, load_strategy
+
+QUESTION_CHARS = 40
+ANSWER_CHARS = 40
+ADVICE_CHARS = 400
+JUDGE_REPLY_CHARS = 160
+CONFIDENCE_REPLY_CHARS = 3
+
+
+@dataclass
+class Line:
+    role: str
+    model: str
+    calls: int = 0
+    prompt_chars: int = 0
+    completion_chars: int = 0
+    price: tuple[float, float] = (0.0, 0.0)
+
+    def tokens(self, per_char: float) -> tuple[int, int]:
+        return round(self.prompt_chars * per_char), round(self.completion_chars * per_char)
+
+    def cost(self, per_char: float) -> float:
+        p, c = self.tokens(per_char)
+        return (p * self.price[0] + c * self.price[1]) / 1000.0
+
+
+@dataclass
+class Forecast:
+    cases: int
+    replicates: int
+    questions: int
+    tokens_per_char: float
+    lines: dict[tuple[str, str], Line] = field(default_factory=dict)
+
+    def add(self, role: str, spec: ModelSpec, prompt: int, completion: int, calls: int = 1) -> None:
+        line = self.lines.get((role, spec.name))
+        if line is None:
+            price = (spec.price.prompt, spec.price.completion)
+            line = self.lines[(role, spec.name)] = Line(role, spec.name, price=price)
+        line.calls += calls
+        line.prompt_chars += prompt
+        line.completion_chars += completion
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for (role, model), line in sorted(self.lines.items()):
+            p, c = line.tokens(self.tokens_per_char)
+            out.append(
+                {
+                    "role": role,
+                    "model": model,
+                    "calls": line.calls,
+                    "prompt_tokens": p,
+                    "completion_tokens": c,
+                    "cost": round(line.cost(self.tokens_per_char), 4),
+                }
+            )
+        return out
+
+    def render(self) -> str:
+        rows = self.rows()
+        head = (
+            f"forecast: {self.cases} cases x {self.replicates} replicate(s), "
+            f"{self.questions} questions per dialogue, {self.tokens_per_char} tokens/char"
+        )
+        lines = [
+            head,
+            f"{'role':8s} {'model':24s} {'calls':>8s} {'prompt':>12s} "
+            f"{'completion':>12s} {'cost':>10s}",
+        ]
+        total = 0.0
+        for r in rows:
+            total += r["cost"]
+            lines.append(
+                f"{r['role']:8s} {r['model']:24s} {r['calls']:8d} {r['prompt_tokens']:12d} "
+                f"{r['completion_tokens']:12d} {r['cost']:10.4f}"
+            )
+        lines.append(f"total cost {total:.4f} (upper bound: store hits not subtracted)")
+        return "\n".join(lines)
+
+
+def _chars(template: PromptTemplate, **values: object) -> int:
+    return sum(len(m["content"]) for m in template.render(**values))
+
+
+def _dialogue(case: CaseText, k: int) -> str:
+    return case.initial_query + "x" * (k * (QUESTION_CHARS + ANSWER_CHARS + 6))
+
+
+def forecast(
+    params: Mapping[str, Any],
+    *,
+    questions: int | None = None,
+    tokens_per_char: float = 0.75,
+    prompts_dir: Path | None = None,
+) -> Forecast:
+    models = params["models"]
+    sim = params.get("simulation") or {}
+    max_turns = int(sim.get("max_turns", 10))
+    q = max_turns if questions is None else min(questions, max_turns)
+    replicates = int(sim.get("replicates", 1) or 1)
+    cases = read_cases([params["dataset"]["test"]])
+    limit = params["dataset"].get("limit")
+    if limit:
+        cases = cases[: int(limit)]
+    fc = Forecast(len(cases), replicates, q, tokens_per_char)
+
+    def spec_of(name: str) -> ModelSpec | None:
+        cfg = models[name]
+        return ModelSpec.from_config(name, cfg) if is_llm_entry(cfg) else None
+
+    client_cfg = params.get("client") or {}
+    client_spec = spec_of(client_cfg["model"]) if client_cfg else None
+    client_t = (
+        load_strategy("client", client_cfg["strategy"], prompts_dir)["answer"]
+        if client_spec
+        else None
+    )
+    for expert in params.get("experts") or []:
+        spec = spec_of(expert["model"])
+        for _ in range(replicates):
+            for case in cases:
+                facts = "\n".join(case.facts)
+                if spec is not None:
+                    _expert_calls(fc, spec, expert["strategy"], case, q, max_turns, prompts_dir)
+                if client_spec is not None and client_t is not None:
+                    for k in range(q):
+                        fc.add(
+                            "client",
+                            client_spec,
+                            _chars(
+                                client_t,
+                                facts=facts,
+                                dialogue=_dialogue(case, k),
+                                question="x" * QUESTION_CHARS,
+                            ),
+                            ANSWER_CHARS,
+                        )
+                _scoring_calls(fc, params, case, q, spec_of, prompts_dir)
+    return fc
+
+
+def _expert_calls(
+    fc: Forecast,
+    spec: ModelSpec,
+    strategy: str,
+    case: CaseText,
+    q: int,
+    max_turns: int,
+    prompts_dir: Path | None,
+) -> None:
+    t = load_strategy("expert", strategy, prompts_dir)
+    for k in range(q + 1):
+        values = {
+            "dialogue": _dialogue(case, k),
+            "asked": k,
+            "remaining": max(0, max_turns - k),
+            "max_turns": max_turns,
+        }
+        last = k == q
+        if "confidence" in t:
+            if k < max_turns:
+                fc.add("expert", spec, _chars(t["confidence"], **values), CONFIDENCE_REPLY_CHARS)
+            purpose = "advise" if last else "ask"
+        else:
+            purpose = "advise" if last and k >= max_turns else "turn"
+        fc.add(
+            "expert", spec, _chars(t[purpose], **values), ADVICE_CHARS if last else QUESTION_CHARS
+        )
+
+
+def _scoring_calls(
+    fc: Forecast,
+    params: Mapping[str, Any],
+    case: CaseText,
+    q: int,
+    spec_of: Any,
+    prompts_dir: Path | None,
+) -> None:
+    matcher = params.get("matcher")
+    if matcher:
+        spec = spec_of(matcher["model"])
+        if spec is not None and q > 0:
+            t = load_strategy("matcher", "default", prompts_dir)["match"]
+            qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
+            facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
+            fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
+    judge = params.get("judge")
+    if judge:
+        spec = spec_of(judge["model"])
+        if spec is not None:
+            t = load_strategy("judge", "default", prompts_dir)["judge"]
+            fc.add(
+                "judge",
+                spec,
+                _chars(t, dialogue=_dialogue(case, q), advice="x" * ADVICE_CHARS),
+                JUDGE_REPLY_CHARS,
+            )

@@ -1,0 +1,42 @@
+"""Concurrency limits per endpoint inside one job.
+
+Every model entry on the same endpoint (same base URL) shares one semaphore whose size is the
+smallest ``concurrency`` among those entries. Across jobs, Snakemake's ``--resources api=K``
+bounds how many simulation jobs run at once, so an endpoint sees at most ``K * concurrency``
+requests in flight. Semaphores are created per event loop, so a runtime survives several
+``asyncio.run`` calls in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+
+
+class EndpointLimits:
+    def __init__(self) -> None:
+        self._limits: dict[str, int] = {}
+        self._by_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def declare(self, endpoint: str, limit: int) -> None:
+        """Register an endpoint; the smallest declared limit wins."""
+        with self._lock:
+            current = self._limits.get(endpoint)
+            self._limits[endpoint] = limit if current is None else min(current, limit)
+
+    def limit(self, endpoint: str) -> int:
+        return self._limits.get(endpoint, 1)
+
+    def semaphore(self, endpoint: str) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sems = self._by_loop.get(loop)
+        if sems is None:
+            sems = self._by_loop.setdefault(loop, {})
+        sem = sems.get(endpoint)
+        if sem is None:
+            sem = sems[endpoint] = asyncio.Semaphore(self.limit(endpoint))
+        return sem

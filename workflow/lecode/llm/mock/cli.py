@@ -1,0 +1,80 @@
+"""Command line of the mock endpoint (also ``lecode mock-server``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from lecode.llm.mock.faults import CONTENT_FAULTS, HTTP_FAULTS
+from lecode.llm.mock.server import MockServer
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=0, help="loopback port (0: any free port)")
+    p.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="JSONL",
+        help="case file(s) the mock plays from (LeCoDe JSONL or shard files)",
+    )
+    p.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    p.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND=RATE",
+        help=f"fault rate; kinds: {', '.join(HTTP_FAULTS + CONTENT_FAULTS)}",
+    )
+    p.add_argument("--slow-seconds", type=float, default=3.0, help="delay of a 'timeout' fault")
+    p.add_argument(
+        "--served-model",
+        action="append",
+        default=[],
+        help="model id listed by /v1/models (default: mock)",
+    )
+    p.add_argument("--strict-models", action="store_true", help="answer 404 for models not listed")
+    p.add_argument(
+        "--api-key-env", default=None, help="require the key held by this environment variable"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    faults = {}
+    for item in args.fault:
+        kind, _, rate = item.partition("=")
+        faults[kind.strip()] = float(rate)
+    server = MockServer(
+        case_files=args.data,
+        port=args.port,
+        latency=args.latency,
+        faults=faults,
+        slow_seconds=args.slow_seconds,
+        served_models=args.served_model or ["mock"],
+        strict_models=args.strict_models,
+        api_key=os.environ.get(args.api_key_env) if args.api_key_env else None,
+    )
+    url = server.start()
+    print(f"MOCK_URL={url}", flush=True)
+    try:
+        import threading
+
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lecode mock-server", description=__doc__)
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

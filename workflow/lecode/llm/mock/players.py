@@ -1,0 +1,152 @@
+"""Deterministic role players of the mock endpoint.
+
+They read the prompt renderings of :mod:`lecode.llm.render` and the labels of the prompt
+templates back: the lawyer identifies the case by its initial query and asks about its facts
+in a fixed order (with one question the facts cannot answer), then advises with the case's
+reference advice; the client answers with the one fact a question names, or 不知道; the matcher
+matches answers that contain a fact's text; the judge derives scores from a hash of the advice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lecode.llm.casedata import CaseText
+from lecode.llm.render import LAWYER_PREFIX
+
+OFF_FACT_QUESTION = "您手里有没有录音、合同原件之类的其他书面证据？"
+TELL_ALL = ("都告诉我", "全部经过", "所有情况")
+
+
+def _h(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def fact_question(fact: str) -> str:
+    return f"关于“{fact}”这件事，能具体说说吗？"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The mock lawyer's questions for one case: fact indices, -1 for the off-fact question."""
+
+    targets: tuple[int, ...]
+
+    @classmethod
+    def for_case(cls, case: CaseText) -> Plan:
+        n = len(case.facts)
+        if n == 0:
+            return cls(())
+        order = sorted(range(n), key=lambda j: _h(case.id, "order", j))
+        n_ask = min(n, 2 + _h(case.id, "n") % 5)
+        targets = list(order[:n_ask])
+        if n_ask >= 3:
+            targets.insert(1 + _h(case.id, "off") % (n_ask - 1), -1)
+        return cls(tuple(targets))
+
+    def question(self, case: CaseText, k: int) -> str:
+        if k >= len(self.targets) or self.targets[k] < 0:
+            return OFF_FACT_QUESTION
+        return fact_question(case.facts[self.targets[k]])
+
+
+class Players:
+    def __init__(self, cases: Sequence[CaseText]) -> None:
+        self.cases = list(cases)
+        self._plans: dict[str, Plan] = {}
+
+    def find_case(self, text: str) -> CaseText | None:
+        for case in self.cases:
+            if case.initial_query and case.initial_query in text:
+                return case
+        return None
+
+    def plan(self, case: CaseText) -> Plan:
+        plan = self._plans.get(case.id)
+        if plan is None:
+            plan = self._plans[case.id] = Plan.for_case(case)
+        return plan
+
+    # -- expert ---------------------------------------------------------------------------
+    def expert(self, purpose: str, prompt: str, *, json_format: bool, no_marker: bool) -> str:
+        case = self.find_case(prompt)
+        asked = sum(1 for line in prompt.splitlines() if line.startswith(LAWYER_PREFIX))
+        if case is None:
+            plan, advice = Plan(()), "请携带相关材料到当地法律援助中心进一步咨询。"
+        else:
+            plan, advice = self.plan(case), case.suggestion or "建议保留证据，依法维权。"
+        done = asked >= len(plan.targets)
+        if purpose == "confidence":
+            return "YES" if done else "NO"
+        if purpose == "confidence_score":
+            return "0.9" if done else "0.2"
+        if purpose == "advise" or (purpose == "turn" and done):
+            kind, text = "advice", advice
+        else:
+            kind, text = "question", plan.question(case, asked) if case else OFF_FACT_QUESTION
+        if no_marker:
+            return text
+        if json_format:
+            action = "ask" if kind == "question" else "advise"
+            return json.dumps({"action": action, "content": text}, ensure_ascii=False)
+        return ("提问：" if kind == "question" else "建议：") + text
+
+    # -- client ---------------------------------------------------------------------------
+    def client(self, prompt: str) -> str:
+        question = _section(prompt, "【律师的问题】")
+        if any(marker in question for marker in TELL_ALL):
+            return "这个一下子说不清，您具体想了解哪方面？"
+        facts = [line[2:].strip() for line in prompt.splitlines() if line.startswith("- ")]
+        for fact in facts:
+            if fact and fact in question:
+                return fact
+        return "不知道"
+
+    # -- matcher --------------------------------------------------------------------------
+    def matcher(self, prompt: str, *, bad_index: bool, bad_json: bool, digest: str) -> str:
+        if bad_json:
+            return "好的，我来逐条分析这些问答。"
+        facts = {}
+        for line in _section(prompt, "【关键事实列表】").splitlines():
+            m = re.match(r"^(\d+):\s*(.*)$", line)
+            if m:
+                facts[int(m.group(1))] = m.group(2).strip()
+        out: dict[str, list[int]] = {}
+        for m in re.finditer(r"^QA(\d+)：\n问：.*\n答：(.*)$", prompt, re.M):
+            answer = m.group(2)
+            hits = [i for i, f in sorted(facts.items()) if f and f in answer]
+            if hits:
+                out[f"QA{m.group(1)}"] = hits
+        if bad_index:
+            out["QA0" if not out else next(iter(out))] = [len(facts) + 3]
+        text = json.dumps(out, ensure_ascii=False)
+        if _h(digest, "fence") % 2:
+            text = f"```json\n{text}\n```"
+        return text
+
+    # -- judge ----------------------------------------------------------------------------
+    def judge(self, prompt: str, *, out_of_range: bool, bad_json: bool) -> str:
+        if bad_json:
+            return "这条建议整体不错，专业性较强。"
+        advice = _section(prompt, "【律师的最终建议】")
+        names = ("professionalism", "fluency", "completeness", "satisfaction", "safety")
+        scores = {n: 4 + _h(advice, n) % 6 for n in names}
+        scores["overall"] = round(sum(scores.values()) / len(names))
+        if out_of_range:
+            scores["professionalism"] = 11
+        body = dict(scores, rationale="模拟评分。")
+        return json.dumps(body, ensure_ascii=False)
+
+
+def _section(prompt: str, label: str) -> str:
+    """The text after ``label`` up to the next blank line."""
+    start = prompt.find(label)
+    if start < 0:
+        return ""
+    rest = prompt[start + len(label) :].lstrip("\n")
+    end = rest.find("\n\n")
+    return rest if end < 0 else rest[:end]

@@ -1,0 +1,66 @@
+"""Helpers for tests and benchmarks that drive LLM roles against the mock endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lecode.agents.registry import RoleContext, build_client, build_expert
+from lecode.llm.retry import RetryPolicy
+from lecode.llm.runtime import LLMRuntime
+from lecode.records import Case, Transcript
+
+FAST_RETRY = RetryPolicy(base_delay=0.001, rate_limit_delay=0.001, max_delay=0.01)
+KEY_ENV = "LECODE_TEST_API_KEY"
+
+
+def model_cfg(url: str, **overrides: Any) -> dict[str, Any]:
+    """An ``openai``-backend model entry pointing at the mock."""
+    cfg: dict[str, Any] = {
+        "backend": "openai",
+        "base_url": url,
+        "model": "mock",
+        "api_key_env": KEY_ENV,
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "max_tokens": 512,
+        "seed": 7,
+        "concurrency": 8,
+        "timeout": 10,
+        "max_retries": 4,
+        "price": {"prompt": 0.001, "completion": 0.002},
+    }
+    cfg.update(overrides)
+    return cfg
+
+
+def runtime(store: str | Path, **kwargs: Any) -> LLMRuntime:
+    kwargs.setdefault("retry", FAST_RETRY)
+    return LLMRuntime.create(store, **kwargs)
+
+
+async def simulate(
+    cases: Sequence[Case],
+    rt: LLMRuntime,
+    cfg: dict[str, Any],
+    *,
+    strategy: str = "zero_shot",
+    client_strategy: str = "first_person_dialogue",
+    max_turns: int = 10,
+) -> list[Transcript]:
+    """All cases concurrently through the real consultation loop."""
+    from lecode.simulate import simulate_case
+
+    ctx = RoleContext(runtime=rt, options={"max_turns": max_turns})
+    expert = build_expert("mock-expert", cfg, strategy, ctx)
+    client = build_client("mock-client", cfg, client_strategy, ctx)
+    return list(
+        await asyncio.gather(
+            *(
+                simulate_case(c, expert, client, strategy=strategy, max_turns=max_turns)
+                for c in cases
+            )
+        )
+    )

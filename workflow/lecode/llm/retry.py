@@ -1,0 +1,95 @@
+"""Which failures are retried, and how long to wait before the next attempt.
+
+Rate limits (429) back off from a longer base delay (or the server's ``Retry-After``) than
+server errors, timeouts and connection errors; any other 4xx is final at once.
+Delays are exponential with full jitter: ``uniform(0, min(cap, base * 2**attempt))``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+
+import openai
+from pydantic import ValidationError
+
+from lecode.llm.errors import FailureKind
+
+
+class EmptyResponseError(Exception):
+    """A completion arrived without any text."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: FailureKind
+    status: int | None
+    retry_after: float | None
+    detail: str
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind != "client_error"
+
+
+def classify(exc: BaseException) -> Failure:
+    """Map an exception raised by the ``openai`` client (or our checks) to a failure class."""
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = _retry_after(exc)
+        detail = f"HTTP {status}: {_short(exc.message)}"
+        if status == 429:
+            return Failure("rate_limit", status, retry_after, detail)
+        if status >= 500:
+            return Failure("server", status, retry_after, detail)
+        return Failure("client_error", status, None, detail)
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("timeout", None, None, "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return Failure("connection", None, None, f"connection error: {_short(str(exc))}")
+    if isinstance(exc, EmptyResponseError):
+        return Failure("empty", None, None, "empty completion")
+    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
+        return Failure("malformed", None, None, f"malformed response body: {_short(str(exc))}")
+    if isinstance(exc, KeyError | IndexError | TypeError | AttributeError | ValidationError):
+        return Failure("malformed", None, None, f"malformed response body: {_short(repr(exc))}")
+    raise exc  # a bug, not an endpoint failure
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")
+    except Exception:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff settings; ``max_retries`` is the number of attempts after the first."""
+
+    max_retries: int = 6
+    base_delay: float = 1.0
+    rate_limit_delay: float = 5.0
+    max_delay: float = 60.0
+    jitter: bool = True
+
+    def delay(self, failure: Failure, retry_number: int, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``retry_number`` (0-based)."""
+        base = self.rate_limit_delay if failure.kind == "rate_limit" else self.base_delay
+        ceiling = min(self.max_delay, base * (2**retry_number))
+        wait = rng.uniform(0.0, ceiling) if self.jitter else ceiling
+        if failure.retry_after is not None:
+            wait = max(wait, min(self.max_delay, failure.retry_after))
+        return wait

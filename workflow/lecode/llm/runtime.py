@@ -1,0 +1,189 @@
+"""The LLM layer's per-job object: response store, endpoint limits, retry policy, ledger.
+
+Build one per job (``LLMRuntime.create``), put it into ``RoleContext.runtime``, build roles,
+run, then ``await runtime.aclose()`` (or ``runtime.close()`` outside an event loop).
+Replay mode (``replay=True`` or ``LECODE_REPLAY=1``) makes no network call and never starts or
+contacts a server: every request must be in the store, the first miss raises
+:class:`~lecode.llm.errors.ReplayMissError`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from lecode.llm.client import LLMClient
+from lecode.llm.errors import LLMConfigError
+from lecode.llm.ledger import UsageLedger
+from lecode.llm.limits import EndpointLimits
+from lecode.llm.logs import LOG
+from lecode.llm.retry import RetryPolicy
+from lecode.llm.spec import ModelSpec
+from lecode.llm.store import ResponseStore
+from lecode.llm.vllm import resolve_base_url
+
+REPLAY_ENV = "LECODE_REPLAY"
+DEFAULT_STORE = Path("store/responses")
+DEFAULT_SERVERS = Path("store/servers")
+
+
+def replay_forced(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get(REPLAY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class LLMRuntime:
+    def __init__(
+        self,
+        store: ResponseStore,
+        *,
+        replay: bool,
+        retry: RetryPolicy,
+        ledger: UsageLedger,
+        servers_dir: Path,
+        models: Mapping[str, Mapping[str, Any]] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.replay = replay
+        self.retry = retry
+        self.ledger = ledger
+        self.servers_dir = servers_dir
+        self.models = dict(models or {})
+        self.environ = environ
+        self.limits = EndpointLimits()
+        self.default_max_turns = 10
+        self.job = ""
+        self._clients: dict[str, LLMClient] = {}
+
+    @classmethod
+    def create(
+        cls,
+        store_dir: str | Path = DEFAULT_STORE,
+        *,
+        replay: bool = False,
+        retry: RetryPolicy | None = None,
+        ledger_path: str | Path | None = None,
+        servers_dir: str | Path | None = None,
+        models: Mapping[str, Mapping[str, Any]] | None = None,
+        environ: Mapping[str, str] | None = None,
+        durable: bool = True,
+    ) -> LLMRuntime:
+        """``store_dir``: the response store (default ``store/responses``); ``servers_dir``:
+        vLLM state files (default: ``servers`` beside the store); ``models``: the whole
+        ``models:`` mapping (lets LoRA entries find their server's model path)."""
+        replay = replay or replay_forced(environ)
+        store_dir = Path(store_dir)
+        return cls(
+            ResponseStore(store_dir, durable=durable, readonly=replay),
+            replay=replay,
+            retry=retry or RetryPolicy(),
+            ledger=UsageLedger(ledger_path),
+            servers_dir=Path(servers_dir) if servers_dir else store_dir.parent / "servers",
+            models=models,
+            environ=environ,
+        )
+
+    @classmethod
+    def from_params(
+        cls,
+        params: Mapping[str, Any],
+        *,
+        job: str = "",
+        environ: Mapping[str, str] | None = None,
+    ) -> LLMRuntime:
+        """The runtime of one workflow job. Reads the optional ``llm:`` section of params:
+        ``store_dir`` (``store/responses``), ``replay`` (false; ``LECODE_REPLAY=1`` also forces
+        it), ``servers_dir`` (``store/servers``), ``ledger_dir`` (per-call JSONL ledgers, one
+        file per job; off by default), ``retry`` (``{base_delay, rate_limit_delay, max_delay}``
+        seconds)."""
+        llm = dict(params.get("llm") or {})
+        retry_cfg = dict(llm.get("retry") or {})
+        ledger_path = None
+        if llm.get("ledger_dir"):
+            slug = re.sub(r"[^A-Za-z0-9._-]+", "_", job).strip("_") or "job"
+            ledger_path = Path(llm["ledger_dir"]) / f"{slug}.jsonl"
+        runtime = cls.create(
+            llm.get("store_dir", DEFAULT_STORE),
+            replay=bool(llm.get("replay", False)),
+            retry=RetryPolicy(
+                base_delay=float(retry_cfg.get("base_delay", 1.0)),
+                rate_limit_delay=float(retry_cfg.get("rate_limit_delay", 5.0)),
+                max_delay=float(retry_cfg.get("max_delay", 60.0)),
+            ),
+            ledger_path=ledger_path,
+            servers_dir=llm.get("servers_dir"),
+            models=params.get("models") or {},
+            environ=environ,
+        )
+        runtime.job = job
+        simulation = params.get("simulation") or {}
+        runtime.default_max_turns = int(simulation.get("max_turns", 10))
+        return runtime
+
+    def spec(self, model_name: str, model_cfg: Mapping[str, Any]) -> ModelSpec:
+        spec = ModelSpec.from_config(model_name, model_cfg)
+        if spec.backend == "vllm" and spec.serve is None and spec.server:
+            server_cfg = self.models.get(spec.server)
+            if server_cfg and server_cfg.get("model_path"):
+                spec = replace(spec, identity=f"vllm://{server_cfg['model_path']}")
+        return spec
+
+    def client(self, model_name: str, model_cfg: Mapping[str, Any]) -> LLMClient:
+        """The (shared) client of one model entry."""
+        client = self._clients.get(model_name)
+        if client is None:
+            spec = self.spec(model_name, model_cfg)
+            resolver = None
+            if spec.backend == "vllm":
+                server = spec.server or spec.name
+                servers_dir = self.servers_dir
+
+                def resolver() -> str:
+                    return resolve_base_url(server, servers_dir)
+
+            client = LLMClient(
+                spec,
+                store=self.store,
+                limits=self.limits,
+                ledger=self.ledger,
+                retry=self.retry,
+                replay=self.replay,
+                resolve_base_url=resolver,
+                environ=self.environ,
+            )
+            self._clients[model_name] = client
+        elif client.spec != self.spec(model_name, model_cfg):
+            raise LLMConfigError(f"models.{model_name}: two different configurations in one job")
+        return client
+
+    @property
+    def network_calls(self) -> int:
+        return sum(c.network_calls for c in self._clients.values())
+
+    def log_summary(self) -> None:
+        """Per role and model: calls, cache hits, retries, errors, tokens, cost (job log)."""
+        for line in self.ledger.summary_lines():
+            LOG.info("usage %s%s", f"[{self.job}] " if self.job else "", line)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the running loop, the store and the ledger."""
+        for client in self._clients.values():
+            await client.aclose()
+        self._finish()
+
+    def close(self) -> None:
+        """Close from synchronous code, e.g. after ``asyncio.run`` returned. HTTP clients
+        belong to their (finished) event loops and are simply dropped."""
+        for client in self._clients.values():
+            client.drop_connections()
+        self._finish()
+
+    def _finish(self) -> None:
+        self.log_summary()
+        self.store.close()
+        self.ledger.close()

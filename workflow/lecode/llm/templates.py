@@ -1,0 +1,175 @@
+"""Prompt templates: files under ``workflow/prompts/<role>/<name>.txt``.
+
+A template file has a ``[system]`` section (optional) and a ``[user]`` section, each starting
+on a line of its own, and optionally further named sections (``[advice]``...) that a role
+splices into the user text; placeholders are ``${name}`` (:class:`string.Template`, every
+placeholder must be given). A template's identity is the SHA-256 of its file bytes; it enters
+the cache key of every request rendered from it and the provenance of every role.
+
+Which templates each role and strategy uses is declared in :data:`ROLE_TEMPLATES`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from lecode.llm.errors import LLMConfigError
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+
+#: role -> strategy -> purpose -> template name (relative to the prompts directory, no suffix)
+ROLE_TEMPLATES: dict[str, dict[str, dict[str, str]]] = {
+    "expert": {
+        "zero_shot": {
+            "turn": "expert/zero_shot",
+            "advise": "expert/advise_only",
+            "reask": "expert/reask",
+        },
+        "few_shot": {
+            "turn": "expert/few_shot",
+            "advise": "expert/advise_only",
+            "reask": "expert/reask",
+        },
+        "zero_shot_json": {
+            "turn": "expert/zero_shot_json",
+            "advise": "expert/advise_only_json",
+            "reask": "expert/reask_json",
+        },
+        "mediq": {
+            "confidence": "expert/mediq_confidence",
+            "ask": "expert/mediq_ask",
+            "advise": "expert/advise_only",
+            "reask": "expert/reask",
+            "reask_confidence": "expert/reask_confidence",
+        },
+        "mediq_threshold": {
+            "confidence": "expert/mediq_confidence_score",
+            "ask": "expert/mediq_ask",
+            "advise": "expert/advise_only",
+            "reask": "expert/reask",
+            "reask_confidence": "expert/reask_confidence",
+        },
+    },
+    "client": {
+        "instruct_dialogue": {"answer": "client/instruct_dialogue"},
+        "instruct_question": {"answer": "client/instruct_question"},
+        "first_person_dialogue": {"answer": "client/first_person_dialogue"},
+    },
+    "matcher": {"default": {"match": "matcher/match_facts", "reask": "matcher/reask"}},
+    "judge": {"default": {"judge": "judge/advice_quality", "reask": "judge/reask"}},
+}
+
+EXPERT_STRATEGIES = tuple(ROLE_TEMPLATES["expert"])
+CLIENT_STRATEGIES = tuple(ROLE_TEMPLATES["client"])
+
+_SECTION = re.compile(r"^\[([a-z_]+)\]$")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    path: Path
+    system: str | None
+    user: str
+    sha256: str
+    extra: tuple[tuple[str, str], ...] = ()
+
+    def section(self, name: str, **values: object) -> str:
+        for key, text in self.extra:
+            if key == name:
+                return _substitute(text, self.name, values)
+        raise LLMConfigError(f"prompt template {self.name}: no [{name}] section")
+
+    @property
+    def short_hash(self) -> str:
+        return self.sha256[:16]
+
+    def render_user(self, **values: object) -> str:
+        return _substitute(self.user, self.name, values)
+
+    def render(self, **values: object) -> list[dict[str, str]]:
+        messages: list[dict[str, str]] = []
+        if self.system is not None:
+            messages.append(
+                {"role": "system", "content": _substitute(self.system, self.name, values)}
+            )
+        messages.append({"role": "user", "content": self.render_user(**values)})
+        return messages
+
+
+def _substitute(text: str, name: str, values: dict[str, object]) -> str:
+    try:
+        return string.Template(text).substitute({k: str(v) for k, v in values.items()})
+    except (KeyError, ValueError) as exc:
+        raise LLMConfigError(f"prompt template {name}: placeholder problem: {exc}") from exc
+
+
+def parse_template(name: str, path: Path, raw: bytes) -> PromptTemplate:
+    text = raw.decode("utf-8")
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        header = _SECTION.match(line.strip())
+        if header is not None:
+            current = header.group(1)
+            if current in sections:
+                raise LLMConfigError(f"prompt template {path}: section {current} appears twice")
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+        elif line.strip():
+            raise LLMConfigError(f"prompt template {path}: text before the first section")
+    if "user" not in sections:
+        raise LLMConfigError(f"prompt template {path}: no [user] section")
+    system = "\n".join(sections.pop("system")).strip() if "system" in sections else None
+    user = "\n".join(sections.pop("user")).strip()
+    extra = tuple((k, "\n".join(v).strip()) for k, v in sections.items())
+    return PromptTemplate(name, path, system, user, hashlib.sha256(raw).hexdigest(), extra)
+
+
+@lru_cache(maxsize=256)
+def _load(name: str, prompts_dir: Path) -> PromptTemplate:
+    path = prompts_dir / f"{name}.txt"
+    if not path.is_file():
+        raise LLMConfigError(f"prompt template {name!r} not found at {path}")
+    return parse_template(name, path, path.read_bytes())
+
+
+def load_template(name: str, prompts_dir: Path | None = None) -> PromptTemplate:
+    return _load(name, (prompts_dir or PROMPTS_DIR).resolve())
+
+
+def strategy_templates(role: str, strategy: str) -> dict[str, str]:
+    """purpose -> template name for ``role`` played with ``strategy``."""
+    by_strategy = ROLE_TEMPLATES.get(role)
+    if by_strategy is None:
+        raise LLMConfigError(f"unknown LLM role {role!r}; known: {sorted(ROLE_TEMPLATES)}")
+    if role in ("matcher", "judge"):
+        strategy = "default"
+    names = by_strategy.get(strategy)
+    if names is None:
+        raise LLMConfigError(
+            f"{role} strategy {strategy!r} is not known; choose one of {sorted(by_strategy)}"
+        )
+    return names
+
+
+def load_strategy(
+    role: str, strategy: str, prompts_dir: Path | None = None
+) -> dict[str, PromptTemplate]:
+    return {
+        purpose: load_template(name, prompts_dir)
+        for purpose, name in strategy_templates(role, strategy).items()
+    }
+
+
+def template_paths(role: str, strategy: str, prompts_dir: Path | None = None) -> list[Path]:
+    """The template files ``role``/``strategy`` reads, sorted and without duplicates."""
+    base = (prompts_dir or PROMPTS_DIR).resolve()
+    names = sorted(set(strategy_templates(role, strategy).values()))
+    return [base / f"{n}.txt" for n in names]

@@ -1,0 +1,242 @@
+"""Write every table of the report to ``<out>/`` (Markdown, CSV, LaTeX) plus metrics JSON.
+
+The one entry point a workflow rule needs is :func:`write_tables`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from lecode.recordio import atomic_write_text
+from lecode.records import Case
+from lecode.report.model import Row, StatsTable, Table
+from lecode.report.paper import PaperNumbers, load_paper_numbers
+from lecode.report.render import (
+    render_csv,
+    render_latex,
+    render_markdown,
+    render_stats_csv,
+    render_stats_latex,
+    render_stats_markdown,
+)
+from lecode.report.spec import (
+    EXTRA_METRICS,
+    FEW_SHOT,
+    METRICS,
+    ZERO_SHOT,
+    Metric,
+    System,
+    coerce_systems,
+)
+from lecode.report.tables import (
+    comparison_table,
+    paired_table,
+    system_rows,
+    table2,
+    table3,
+    table3_systems,
+    table6,
+    table7,
+)
+from lecode.report.usage import render_usage_csv, render_usage_markdown, usage_summary
+from lecode.stats import ResamplePlan
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """Report parameters (``params.yaml: report``), with the paper's defaults."""
+
+    coverage_threshold: float = 0.9
+    resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+    alpha: float = 0.05
+    reference: str | None = None
+    zero_shot: str = ZERO_SHOT
+    few_shot: str = FEW_SHOT
+    latex_ci: bool = False
+
+    @classmethod
+    def from_params(cls, report: Mapping[str, Any] | None) -> ReportSettings:
+        """From the ``report:`` mapping of params.yaml (``bootstrap:`` nested or flat)."""
+        report = dict(report or {})
+        flat = {**report, **dict(report.pop("bootstrap", None) or {})}
+        flat.pop("bootstrap", None)
+        names = {f.name for f in fields(cls)}
+        unknown = set(flat) - names
+        if unknown:
+            raise ValueError(f"unknown report settings: {sorted(unknown)}")
+        return cls(**flat)
+
+    def plan(self) -> ResamplePlan:
+        return ResamplePlan(resamples=self.resamples, seed=self.seed, confidence=self.confidence)
+
+
+def build_tables(
+    scores: pl.DataFrame,
+    systems: Sequence[System | Mapping[str, Any]],
+    n_expected: int,
+    *,
+    settings: ReportSettings | None = None,
+    paper: PaperNumbers | None = None,
+    plan: ResamplePlan | None = None,
+) -> dict[str, Table]:
+    """Table 3, the paired table, Tables 6/7 (when any ZS/FS pair) and the paper comparison."""
+    settings = settings or ReportSettings()
+    sys_list = coerce_systems(systems)
+    plan = plan or settings.plan()
+    thr = settings.coverage_threshold
+    zs, fs = settings.zero_shot, settings.few_shot
+    tables: dict[str, Table] = {
+        "table3": table3(
+            scores,
+            sys_list,
+            n_expected,
+            plan=plan,
+            coverage_threshold=thr,
+            zero_shot=zs,
+            few_shot=fs,
+        )
+    }
+    shown = table3_systems(sys_list, zero_shot=zs, few_shot=fs)
+    if len(shown) > 1:
+        tables["paired"] = paired_table(
+            scores,
+            shown,
+            n_expected,
+            reference=settings.reference,
+            plan=plan,
+            alpha=settings.alpha,
+            coverage_threshold=thr,
+        )
+    for name, build in (("table6", table6), ("table7", table7)):
+        t = build(
+            scores,
+            sys_list,
+            n_expected,
+            plan=plan,
+            alpha=settings.alpha,
+            coverage_threshold=thr,
+            zero_shot=zs,
+            few_shot=fs,
+        )
+        if t.rows:
+            tables[name] = t
+    if paper is not None:
+        rows = system_rows(scores, sys_list, n_expected, METRICS, plan=plan)
+        comp = comparison_table(
+            rows,
+            sys_list,
+            paper,
+            METRICS,
+            few_shot=settings.few_shot,
+            coverage_threshold=settings.coverage_threshold,
+        )
+        if comp.rows:
+            tables["comparison"] = comp
+    return tables
+
+
+def metrics_json(
+    scores: pl.DataFrame,
+    systems: Sequence[System | Mapping[str, Any]],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    metrics: Sequence[Metric] = METRICS + EXTRA_METRICS,
+) -> dict[str, Any]:
+    """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``."""
+    sys_list = coerce_systems(systems)
+    rows = system_rows(scores, sys_list, n_expected, metrics, plan=plan or ResamplePlan())
+    return {r.label: _row_json(r, metrics, n_expected) for r in rows}
+
+
+def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"expert": row.expert, "strategy": row.strategy, "N": n_expected}
+    for m, c in zip(metrics, row.cells, strict=True):
+        out[m.key] = None if c.value is None else round(c.value, 4)
+        out[f"{m.key}_n"] = c.n
+    return out
+
+
+def write_table(
+    table: Table | StatsTable,
+    out_dir: str | Path,
+    *,
+    threshold: float = 0.9,
+    latex_ci: bool = False,
+) -> list[Path]:
+    """``<out>/<name>.md``, ``.csv`` and ``.tex``."""
+    out = Path(out_dir)
+    if isinstance(table, StatsTable):
+        texts = {
+            "md": render_stats_markdown(table),
+            "csv": render_stats_csv(table),
+            "tex": render_stats_latex(table),
+        }
+    else:
+        texts = {
+            "md": render_markdown(table, threshold=threshold),
+            "csv": render_csv(table, threshold=threshold),
+            "tex": render_latex(table, threshold=threshold, ci=latex_ci),
+        }
+    paths = []
+    for ext, text in texts.items():
+        path = out / f"{table.name}.{ext}"
+        atomic_write_text(path, text)
+        paths.append(path)
+    return paths
+
+
+def write_tables(
+    scores: pl.DataFrame,
+    systems: Sequence[System | Mapping[str, Any]],
+    n_expected: int,
+    out_dir: str | Path,
+    *,
+    train_cases: Iterable[Case] | None = None,
+    test_cases: Iterable[Case] | None = None,
+    paper_numbers: str | Path | PaperNumbers | None = None,
+    usage: pl.DataFrame | None = None,
+    settings: ReportSettings | None = None,
+    metrics_path: str | Path | None = None,
+) -> dict[str, list[Path]]:
+    """Write all tables under ``out_dir``; returns the written paths by table name.
+
+    Table 2 needs both case lists; the comparison table needs ``paper_numbers``; the usage
+    table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`). Metrics JSON goes to
+    ``metrics_path`` (default ``<out>/metrics.json``).
+    """
+    settings = settings or ReportSettings()
+    out = Path(out_dir)
+    sys_list = coerce_systems(systems)
+    plan = settings.plan()
+    paper = (
+        paper_numbers
+        if isinstance(paper_numbers, PaperNumbers) or paper_numbers is None
+        else load_paper_numbers(paper_numbers)
+    )
+    written: dict[str, list[Path]] = {}
+    if train_cases is not None and test_cases is not None:
+        written["table2"] = write_table(table2(list(train_cases), list(test_cases)), out)
+    tables = build_tables(scores, sys_list, n_expected, settings=settings, paper=paper, plan=plan)
+    for name, table in tables.items():
+        written[name] = write_table(
+            table, out, threshold=settings.coverage_threshold, latex_ci=settings.latex_ci
+        )
+    mpath = Path(metrics_path) if metrics_path is not None else out / "metrics.json"
+    data = metrics_json(scores, sys_list, n_expected, plan=plan)
+    atomic_write_text(mpath, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
+    written["metrics"] = [mpath]
+    if usage is not None:
+        summary = usage_summary(usage, sys_list)
+        atomic_write_text(out / "usage.md", render_usage_markdown(summary))
+        atomic_write_text(out / "usage.csv", render_usage_csv(summary))
+        written["usage"] = [out / "usage.md", out / "usage.csv"]
+    return written

@@ -1,0 +1,340 @@
+"""Render tables as Markdown, CSV (long format) and LaTeX (booktabs).
+
+Markdown cell: ``value ± half-width``, best per column in bold and second in italics, and
+`` (n/N)†`` when coverage is below the threshold, e.g. ``35.9 ± 2.1 (38/40)†``; ``—`` when
+the metric has no data. Differences are signed and marked `` (n.s.)`` when not distinguishable
+from zero. LaTeX: ``\\textbf`` best, ``\\underline`` second, ``$^\\dagger$`` low coverage,
+``---`` no data; intervals are left to the Markdown and CSV unless ``ci=True``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+from lecode.report.model import Cell, Row, StatsTable, Table
+from lecode.report.results import display_value
+from lecode.report.spec import SECTION_TITLES, Metric
+
+MISSING_MD = "—"
+MISSING_TEX = "---"
+DEFAULT_THRESHOLD = 0.9
+
+SECTION_GROUPS: dict[str, str] = {
+    "effectiveness": "Clarification Capability",
+    "efficiency": "Clarification Capability",
+    "auto": "Advice Quality",
+    "llm": "Advice Quality",
+}
+
+
+def _number(value: float, signed: bool) -> str:
+    v = display_value(value)
+    return f"{v:+.1f}" if signed else f"{v:.1f}"
+
+
+def is_signed(row: Row) -> bool:
+    return row.kind in ("delta", "offset")
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def markdown_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD) -> str:
+    if cell.value is None:
+        return MISSING_MD
+    text = _number(cell.value, is_signed(row))
+    if row.kind == "paper":
+        return text
+    if cell.rank == 1:
+        text = f"**{text}**"
+    elif cell.rank == 2:
+        text = f"*{text}*"
+    hw = cell.half_width
+    if hw is not None:
+        text += f" ± {display_value(hw):.1f}"
+    if cell.coverage_below(threshold):
+        text += f" ({cell.n}/{cell.N})†"
+    if is_signed(row) and cell.distinguishable is False:
+        text += " (n.s.)"
+    return text
+
+
+def _md_line(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _leading(table: Table) -> list[str]:
+    return [table.row_header] + ([table.setting_header] if table.has_setting else [])
+
+
+def row_labels(table: Table) -> list[list[str]]:
+    """First columns per row; a label repeated on consecutive rows is shown once."""
+    out: list[list[str]] = []
+    previous = None
+    for r in table.rows:
+        key = (r.group, r.label)
+        label = r.label if key != previous or not table.has_setting else ""
+        previous = key
+        out.append([label] + ([r.setting] if table.has_setting else []))
+    return out
+
+
+def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+    lead = _leading(table)
+    header = lead + [m.display_header for m in table.metrics]
+    lines = [f"### {table.title}", "", _md_line(header)]
+    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.metrics)))
+    group = None
+    for r, labels in zip(table.rows, row_labels(table), strict=True):
+        if table.has_groups and r.group != group:
+            group = r.group
+            lines.append(_md_line([f"**{_md_escape(r.group)}**"] + [""] * (len(header) - 1)))
+        cells = [markdown_cell(c, r, threshold) for c in r.cells]
+        lines.append(_md_line([_md_escape(x) for x in labels] + cells))
+    if table.notes:
+        lines.append("")
+        lines.extend(f"- {note}" for note in table.notes)
+    return "\n".join(lines) + "\n"
+
+
+def render_stats_markdown(table: StatsTable) -> str:
+    lines = [f"### {table.title}", "", _md_line(["Dataset", *table.columns])]
+    lines.append(_md_line([":--"] + ["--:"] * len(table.columns)))
+    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
+        lines.append(_md_line([name] + [fmt_stat(fmt, v) for v in values]))
+    if table.notes:
+        lines.append("")
+        lines.extend(f"- {note}" for note in table.notes)
+    return "\n".join(lines) + "\n"
+
+
+def fmt_stat(fmt: str, value: float) -> str:
+    return MISSING_MD if value != value else fmt.format(value)
+
+
+# --------------------------------------------------------------------------- CSV
+
+CSV_COLUMNS = (
+    "table",
+    "group",
+    "label",
+    "setting",
+    "kind",
+    "expert",
+    "strategy",
+    "metric",
+    "header",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "N",
+    "rank",
+    "p_value",
+    "p_adjusted",
+    "display",
+)
+
+
+def _csv_num(x: float | int | bool | None) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    return f"{round(x, 6) + 0.0!r}"
+
+
+def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """Long format: one line per (row, metric); values on the display scale, unrounded."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in table.rows:
+        for m, c in zip(table.metrics, r.cells, strict=True):
+            w.writerow(
+                [
+                    table.name,
+                    r.group,
+                    r.label,
+                    r.setting,
+                    r.kind,
+                    r.expert,
+                    r.strategy,
+                    m.key,
+                    m.display_header,
+                    _csv_num(c.value),
+                    _csv_num(c.ci_low),
+                    _csv_num(c.ci_high),
+                    _csv_num(c.n),
+                    _csv_num(c.N),
+                    _csv_num(c.rank),
+                    _csv_num(c.p_value),
+                    _csv_num(c.p_adjusted),
+                    markdown_cell(c, r, threshold),
+                ]
+            )
+    return buf.getvalue()
+
+
+def render_stats_csv(table: StatsTable) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["statistic", "name", *table.column_keys])
+    for key, name, values in zip(table.keys, table.rows, table.values, strict=True):
+        w.writerow([key, name, *(_csv_num(v) if v == v else "" for v in values)])
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------- LaTeX
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_TEX_UNICODE = {
+    "±": r"$\pm$",
+    "†": r"$^\dagger$",
+    "—": "---",
+    "–": "--",
+    "−": "$-$",
+    "Δ": r"$\Delta$",
+    "↓": r"$\downarrow$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "×": r"$\times$",
+}
+
+
+def latex_text(text: str) -> str:
+    """Escape LaTeX specials and map the few symbols the tables use to LaTeX."""
+    out = []
+    for ch in text:
+        out.append(_TEX_SPECIAL.get(ch) or _TEX_UNICODE.get(ch) or ch)
+    return "".join(out)
+
+
+def latex_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: bool = False) -> str:
+    if cell.value is None:
+        return MISSING_TEX
+    number = _number(cell.value, is_signed(row))
+    text = f"${number}$" if is_signed(row) else number
+    if row.kind == "paper":
+        return text
+    if cell.rank == 1:
+        text = rf"\textbf{{{text}}}"
+    elif cell.rank == 2:
+        text = rf"\underline{{{text}}}"
+    hw = cell.half_width
+    if ci and hw is not None:
+        text += rf"\,{{\scriptsize$\pm${display_value(hw):.1f}}}"
+    if cell.coverage_below(threshold):
+        text += r"$^\dagger$"
+    if is_signed(row) and cell.distinguishable is False:
+        text += r"\textsuperscript{n.s.}"
+    return text
+
+
+def _runs(values: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(value, first index, last index) of runs of equal consecutive values."""
+    runs: list[tuple[str, int, int]] = []
+    for i, v in enumerate(values):
+        if runs and runs[-1][0] == v:
+            runs[-1] = (v, runs[-1][1], i)
+        else:
+            runs.append((v, i, i))
+    return runs
+
+
+def _header_level(values: Sequence[str], offset: int) -> list[str]:
+    cells: list[str] = []
+    rules: list[str] = []
+    for v, a, b in _runs(values):
+        width = b - a + 1
+        cells.append(
+            rf"\multicolumn{{{width}}}{{c}}{{{latex_text(v)}}}" if width > 1 else latex_text(v)
+        )
+        rules.append(rf"\cmidrule(lr){{{a + offset + 1}-{b + offset + 1}}}")
+    return [" & ".join([""] * offset + cells) + r" \\", " ".join(rules)]
+
+
+def _metric_header(m: Metric) -> str:
+    return latex_text(m.display_header)
+
+
+def render_latex(table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False) -> str:
+    lead = _leading(table)
+    n_lead = len(lead)
+    ncols = n_lead + len(table.metrics)
+    spec = "l" * n_lead + "r" * len(table.metrics)
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        rf"\caption{{{latex_text(table.title)}}}",
+        rf"\label{{tab:{table.name}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+    ]
+    sections = [m.section for m in table.metrics]
+    groups = [SECTION_GROUPS.get(s, "") for s in sections]
+    if len(set(groups)) > 1:
+        lines.extend(_header_level(groups, n_lead))
+    lines.extend(_header_level([SECTION_TITLES.get(s, s) for s in sections], n_lead))
+    lines.append(
+        " & ".join([latex_text(x) for x in lead] + [_metric_header(m) for m in table.metrics])
+        + r" \\"
+    )
+    lines.append(r"\midrule")
+    group = None
+    for r, labels in zip(table.rows, row_labels(table), strict=True):
+        if table.has_groups and r.group != group:
+            if group is not None:
+                lines.append(r"\midrule")
+            group = r.group
+            lines.append(rf"\multicolumn{{{ncols}}}{{l}}{{\textit{{{latex_text(r.group)}}}}} \\")
+        cells = [latex_cell(c, r, threshold, ci) for c in r.cells]
+        lines.append(" & ".join([latex_text(x) for x in labels] + cells) + r" \\")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    notes = [n for n in table.notes if ci or not n.startswith("±")]
+    if notes:
+        lines.append(r"\par\smallskip")
+        lines.append(r"{\footnotesize " + "; ".join(latex_text(n) for n in notes) + "}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def render_stats_latex(table: StatsTable) -> str:
+    lines = [
+        r"% requires \usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{latex_text(table.title)}}}",
+        rf"\label{{tab:{table.name}}}",
+        r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
+        r"\toprule",
+        " & ".join(["Dataset", *(latex_text(c) for c in table.columns)]) + r" \\",
+        r"\midrule",
+    ]
+    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
+        cells = [MISSING_TEX if v != v else fmt.format(v) for v in values]
+        lines.append(" & ".join([latex_text(name), *cells]) + r" \\")
+    lines.extend([r"\bottomrule", r"\end{tabular}", r"\end{table}"])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,163 @@
+"""From per-dialogue scores to per-system cells: means, bootstrap intervals, coverage, ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+
+from lecode.report.model import Cell, Row
+from lecode.report.spec import Metric, System
+from lecode.stats import Estimate, PairedResult, ResamplePlan, holm
+
+KEY_COLUMNS = ("case_id", "expert", "strategy")
+
+
+def split_scores(
+    scores: pl.DataFrame, systems: Sequence[System]
+) -> dict[tuple[str, str], pl.DataFrame]:
+    """Each system's rows of ``scores``, sorted by case id; an absent system gets no rows.
+
+    Raises ``ValueError`` when a system has two rows for one case.
+    """
+    missing = [c for c in KEY_COLUMNS if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores frame lacks columns {missing}")
+    out: dict[tuple[str, str], pl.DataFrame] = {}
+    for s in systems:
+        part = scores.filter(
+            (pl.col("expert") == s.expert) & (pl.col("strategy") == s.strategy)
+        ).sort("case_id")
+        dup = part.filter(pl.col("case_id").is_duplicated())
+        if dup.height:
+            first = dup["case_id"][0]
+            raise ValueError(f"{s.label}: case {first!r} scored more than once")
+        out[s.key] = part
+    return out
+
+
+def metric_values(frame: pl.DataFrame, key: str) -> np.ndarray:
+    """A metric column as float64 with NaN for missing (null or NaN); all-NaN if absent."""
+    if key not in frame.columns:
+        return np.full(frame.height, np.nan)
+    col = frame[key].cast(pl.Float64)
+    arr: np.ndarray = col.fill_null(float("nan")).to_numpy().astype(np.float64, copy=True)
+    return arr
+
+
+def cell_from_estimate(est: Estimate, metric: Metric, n_expected: int) -> Cell:
+    s = est.scaled(metric.scale)
+    return Cell(value=s.mean, ci_low=s.ci_low, ci_high=s.ci_high, n=est.n, N=n_expected)
+
+
+def system_cells(
+    frame: pl.DataFrame,
+    metrics: Sequence[Metric],
+    plan: ResamplePlan,
+    n_expected: int,
+    *,
+    label: str = "",
+) -> tuple[Cell, ...]:
+    """One cell per metric for one system's rows (see :func:`split_scores`)."""
+    if n_expected < 1:
+        raise ValueError("the number of expected cases must be positive")
+    if frame.height > n_expected:
+        raise ValueError(
+            f"{label or 'system'}: {frame.height} scored dialogues but only {n_expected} expected"
+        )
+    return tuple(
+        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected) for m in metrics
+    )
+
+
+def aligned_pair(a: pl.DataFrame, b: pl.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """The two systems' values of ``key`` on their common cases, aligned by case id."""
+    left = (
+        a.select("case_id", pl.col(key).cast(pl.Float64).alias("a")) if key in a.columns else None
+    )
+    right = (
+        b.select("case_id", pl.col(key).cast(pl.Float64).alias("b")) if key in b.columns else None
+    )
+    if left is None or right is None:
+        return np.empty(0), np.empty(0)
+    joined = left.join(right, on="case_id", how="inner").sort("case_id")
+    return (
+        joined["a"].fill_null(float("nan")).to_numpy().astype(np.float64, copy=True),
+        joined["b"].fill_null(float("nan")).to_numpy().astype(np.float64, copy=True),
+    )
+
+
+def paired_cell(result: PairedResult, metric: Metric, n_expected: int) -> Cell:
+    s = result.diff.scaled(metric.scale)
+    return Cell(
+        value=s.mean,
+        ci_low=s.ci_low,
+        ci_high=s.ci_high,
+        n=result.n,
+        N=n_expected,
+        p_value=result.p_value,
+    )
+
+
+def paired_cells(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    metrics: Sequence[Metric],
+    plan: ResamplePlan,
+    n_expected: int,
+) -> tuple[Cell, ...]:
+    """Cells of ``a - b`` per metric (paired over common cases), unadjusted p-values."""
+    cells = []
+    for m in metrics:
+        av, bv = aligned_pair(a, b, m.key)
+        cells.append(paired_cell(plan.paired(av, bv), m, n_expected))
+    return tuple(cells)
+
+
+def adjust_rows(rows: Sequence[Row], *, alpha: float) -> list[Row]:
+    """Holm-adjust the p-values of all ``delta`` cells of ``rows`` as one family."""
+    positions = [
+        (i, j) for i, r in enumerate(rows) if r.kind == "delta" for j in range(len(r.cells))
+    ]
+    adjusted = holm([rows[i].cells[j].p_value for i, j in positions])
+    new = [list(r.cells) for r in rows]
+    for (i, j), p_adj in zip(positions, adjusted, strict=True):
+        cell = new[i][j]
+        new[i][j] = replace(
+            cell, p_adjusted=p_adj, distinguishable=None if p_adj is None else p_adj < alpha
+        )
+    return [r.with_cells(tuple(c)) for r, c in zip(rows, new, strict=True)]
+
+
+def display_value(value: float) -> float:
+    """The value as printed with one decimal (ranks compare printed values, so ties tie)."""
+    return float(f"{value:.1f}") + 0.0
+
+
+def rank_rows(rows: Sequence[Row], metrics: Sequence[Metric]) -> list[Row]:
+    """Mark best (1) and second best (2) per column among ``system`` rows, direction-aware.
+
+    Ranks compare the printed (one-decimal) values: equal printed values share a rank.
+    """
+    new = [list(r.cells) for r in rows]
+    for j, m in enumerate(metrics):
+        if m.direction is None:
+            continue
+        values = sorted(
+            {
+                display_value(c.value)
+                for r in rows
+                if r.kind == "system"
+                for c in [r.cells[j]]
+                if c.value is not None
+            },
+            reverse=m.direction == "higher",
+        )
+        places = {v: k + 1 for k, v in enumerate(values[:2])}
+        for i, r in enumerate(rows):
+            c = r.cells[j]
+            if r.kind == "system" and c.value is not None:
+                new[i][j] = replace(c, rank=places.get(display_value(c.value)))
+    return [r.with_cells(tuple(c)) for r, c in zip(rows, new, strict=True)]

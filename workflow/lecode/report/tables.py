@@ -1,0 +1,429 @@
+"""Build the paper's tables from per-dialogue scores (pure functions: frames in, tables out).
+
+* :func:`table2` dataset statistics (paper Table 2) from the train and test cases;
+* :func:`table3` main results (paper Table 3), one row per system, rows grouped;
+* :func:`paired_table` every system against a reference row, paired bootstrap, Holm-adjusted;
+* :func:`shot_table` Tables 6 and 7: zero-shot and few-shot rows of the same expert model and
+  their paired difference (FS - ZS), Holm-adjusted over the table;
+* :func:`comparison_table` our numbers beside the paper's for systems the paper reports.
+
+Table 3 shows every system except few-shot runs of an expert that also ran zero-shot: those
+appear, with their zero-shot partner, in Tables 6 and 7 (as in the paper, whose Table 3 is the
+zero-shot table). :func:`write_tables` renders them all to files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from lecode.records import Case
+from lecode.report.model import Cell, Row, RowKind, StatsTable, Table
+from lecode.report.paper import PaperNumbers, paper_label, paper_setting
+from lecode.report.results import (
+    adjust_rows,
+    paired_cells,
+    rank_rows,
+    split_scores,
+    system_cells,
+)
+from lecode.report.spec import (
+    ADVICE,
+    CLARIFICATION,
+    FEW_SHOT,
+    METRICS,
+    ZERO_SHOT,
+    Metric,
+    System,
+)
+from lecode.stats import ResamplePlan
+
+ALPHA = 0.05
+
+
+def _plan(plan: ResamplePlan | None) -> ResamplePlan:
+    return plan if plan is not None else ResamplePlan()
+
+
+def _interval_note(plan: ResamplePlan) -> str:
+    return (
+        f"± half-width of the {plan.confidence:.0%} percentile bootstrap interval over cases "
+        f"({plan.resamples} resamples, seed {plan.seed})"
+    )
+
+
+def _coverage_note(threshold: float) -> str:
+    return f"† coverage n/N below {threshold:.0%} (n/N in Markdown and CSV); — no data"
+
+
+def _rank_note(metrics: Sequence[Metric]) -> str:
+    lower = [m.header for m in metrics if m.direction == "lower"]
+    tail = f" ({', '.join(lower)}: lower is better)" if lower else ""
+    return f"per column: best in bold, second in italics (Markdown) or underlined (LaTeX){tail}"
+
+
+# --------------------------------------------------------------------------- Table 2
+
+
+def table2(train: Sequence[Case], test: Sequence[Case]) -> StatsTable:
+    """Dataset statistics; "turns" are the utterances of each recorded dialogue."""
+    splits = (list(train) + list(test), list(train), list(test))
+
+    def stats(cases: list[Case]) -> tuple[float, float, float, float]:
+        n = len(cases)
+        turns = sum(len(c.dialogue) for c in cases)
+        facts = sum(c.n_facts for c in cases)
+        return (
+            float(n),
+            float(turns),
+            turns / n if n else float("nan"),
+            facts / n if n else float("nan"),
+        )
+
+    cols = [stats(s) for s in splits]
+    return StatsTable(
+        name="table2",
+        title="Statistics over the dataset",
+        columns=("LeCoDe", "Train Set", "Test Set"),
+        column_keys=("total", "train", "test"),
+        rows=(
+            "# Dialogue Samples",
+            "# Total turns",
+            "avg turns per dialogue",
+            "avg key facts per dialogue",
+        ),
+        keys=("dialogues", "turns", "avg_turns", "avg_facts"),
+        values=tuple(tuple(col[i] for col in cols) for i in range(4)),
+        formats=("{:,.0f}", "{:,.0f}", "{:.2f}", "{:.2f}"),
+        notes=("turns = utterances of the recorded dialogue (not simulated questions)",),
+    )
+
+
+# --------------------------------------------------------------------------- Table 3
+
+
+def shot_pairs(
+    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[tuple[System, System]]:
+    """(zero-shot, few-shot) systems of the same expert model, in the zero-shot system's order."""
+    fs = {s.expert: s for s in systems if s.strategy == few_shot}
+    return [(s, fs[s.expert]) for s in systems if s.strategy == zero_shot and s.expert in fs]
+
+
+def table3_systems(
+    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[System]:
+    """Systems shown in Table 3: all but few-shot runs that have a zero-shot partner."""
+    paired = {f.key for _, f in shot_pairs(systems, zero_shot=zero_shot, few_shot=few_shot)}
+    return [s for s in systems if s.key not in paired]
+
+
+def system_rows(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    metrics: Sequence[Metric] = METRICS,
+    *,
+    plan: ResamplePlan | None = None,
+) -> list[Row]:
+    """One unranked ``system`` row per system, in the given order."""
+    plan = _plan(plan)
+    frames = split_scores(scores, systems)
+    return [
+        Row(
+            label=s.label,
+            group=s.group,
+            cells=system_cells(frames[s.key], metrics, plan, n_expected, label=s.label),
+            expert=s.expert,
+            strategy=s.strategy,
+        )
+        for s in systems
+    ]
+
+
+def table3(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    coverage_threshold: float = 0.9,
+    metrics: Sequence[Metric] = METRICS,
+    zero_shot: str = ZERO_SHOT,
+    few_shot: str = FEW_SHOT,
+) -> Table:
+    """Main results, one ranked row per system (see :func:`table3_systems`)."""
+    plan = _plan(plan)
+    shown = table3_systems(systems, zero_shot=zero_shot, few_shot=few_shot)
+    rows = rank_rows(system_rows(scores, shown, n_expected, metrics, plan=plan), metrics)
+    return Table(
+        name="table3",
+        title="Main results (per-dialogue means over the test cases)",
+        metrics=tuple(metrics),
+        rows=tuple(rows),
+        notes=(
+            _interval_note(plan),
+            _coverage_note(coverage_threshold),
+            _rank_note(metrics),
+            "R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw",
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- paired
+
+
+def _delta_note(alpha: float) -> str:
+    return (
+        "differences are paired over the cases both systems have; p-values from the paired "
+        f"bootstrap, Holm-adjusted over all comparisons of this table; (n.s.) adjusted p >= {alpha}"
+    )
+
+
+def paired_table(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    *,
+    reference: str | None = None,
+    plan: ResamplePlan | None = None,
+    metrics: Sequence[Metric] = METRICS,
+    alpha: float = ALPHA,
+    coverage_threshold: float = 0.9,
+) -> Table:
+    """Each system minus the reference system (label; default the first), per metric."""
+    if not systems:
+        raise ValueError("no systems")
+    plan = _plan(plan)
+    by_label = {s.label: s for s in systems}
+    if reference is not None and reference not in by_label:
+        raise ValueError(f"reference {reference!r} is not a system label")
+    ref = by_label[reference] if reference is not None else systems[0]
+    frames = split_scores(scores, systems)
+    rows = [
+        Row(
+            label=f"{s.label} − {ref.label}",
+            group=s.group,
+            kind="delta",
+            cells=paired_cells(frames[s.key], frames[ref.key], metrics, plan, n_expected),
+            expert=s.expert,
+            strategy=s.strategy,
+        )
+        for s in systems
+        if s.key != ref.key
+    ]
+    return Table(
+        name="paired",
+        title=f"Paired differences against {ref.label}",
+        metrics=tuple(metrics),
+        rows=tuple(adjust_rows(rows, alpha=alpha)),
+        notes=(
+            f"each row: system − {ref.label}, on the display scale",
+            _interval_note(plan),
+            _delta_note(alpha),
+            _coverage_note(coverage_threshold) + " (n = common cases)",
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- Tables 6 and 7
+
+
+def shot_table(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    metrics: Sequence[Metric],
+    *,
+    name: str,
+    title: str,
+    plan: ResamplePlan | None = None,
+    alpha: float = ALPHA,
+    coverage_threshold: float = 0.9,
+    zero_shot: str = ZERO_SHOT,
+    few_shot: str = FEW_SHOT,
+) -> Table:
+    """ZS and FS rows per expert model with both, plus a paired ``Δ FS−ZS`` row."""
+    plan = _plan(plan)
+    pairs = shot_pairs(systems, zero_shot=zero_shot, few_shot=few_shot)
+    flat = [s for pair in pairs for s in pair]
+    frames = split_scores(scores, flat)
+    rows: list[Row] = []
+    for zs, fs in pairs:
+        for s, setting in ((zs, "ZS"), (fs, "FS")):
+            rows.append(
+                Row(
+                    label=zs.label,
+                    group=zs.group,
+                    setting=setting,
+                    cells=system_cells(frames[s.key], metrics, plan, n_expected, label=s.label),
+                    expert=s.expert,
+                    strategy=s.strategy,
+                )
+            )
+        rows.append(
+            Row(
+                label=zs.label,
+                group=zs.group,
+                setting="Δ FS−ZS",
+                kind="delta",
+                cells=paired_cells(frames[fs.key], frames[zs.key], metrics, plan, n_expected),
+                expert=zs.expert,
+            )
+        )
+    rows = adjust_rows(rank_rows(rows, metrics), alpha=alpha)
+    return Table(
+        name=name,
+        title=title,
+        metrics=tuple(metrics),
+        rows=tuple(rows),
+        row_header="Models",
+        setting_header="",
+        notes=(
+            "ZS zero-shot, FS few-shot; Δ FS−ZS paired difference",
+            _interval_note(plan),
+            _coverage_note(coverage_threshold),
+            _rank_note(metrics),
+            _delta_note(alpha),
+        ),
+    )
+
+
+def table6(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    alpha: float = ALPHA,
+    coverage_threshold: float = 0.9,
+    zero_shot: str = ZERO_SHOT,
+    few_shot: str = FEW_SHOT,
+) -> Table:
+    """Clarification capability, zero-shot vs few-shot (paper Table 6)."""
+    return shot_table(
+        scores,
+        systems,
+        n_expected,
+        CLARIFICATION,
+        name="table6",
+        title="Clarification capability, zero-shot (ZS) vs few-shot (FS)",
+        plan=plan,
+        alpha=alpha,
+        coverage_threshold=coverage_threshold,
+        zero_shot=zero_shot,
+        few_shot=few_shot,
+    )
+
+
+def table7(
+    scores: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    alpha: float = ALPHA,
+    coverage_threshold: float = 0.9,
+    zero_shot: str = ZERO_SHOT,
+    few_shot: str = FEW_SHOT,
+) -> Table:
+    """Advice quality, zero-shot vs few-shot (paper Table 7)."""
+    return shot_table(
+        scores,
+        systems,
+        n_expected,
+        ADVICE,
+        name="table7",
+        title="Advice quality, zero-shot (ZS) vs few-shot (FS)",
+        plan=plan,
+        alpha=alpha,
+        coverage_threshold=coverage_threshold,
+        zero_shot=zero_shot,
+        few_shot=few_shot,
+    )
+
+
+# --------------------------------------------------------------------------- vs the paper
+
+
+def _offset_cell(ours: Cell, published: float | None) -> Cell:
+    if ours.value is None or published is None:
+        return Cell(n=ours.n, N=ours.N)
+    lo = None if ours.ci_low is None else ours.ci_low - published
+    hi = None if ours.ci_high is None else ours.ci_high - published
+    inside = lo is not None and hi is not None and lo <= 0.0 <= hi
+    return Cell(
+        value=ours.value - published,
+        ci_low=lo,
+        ci_high=hi,
+        n=ours.n,
+        N=ours.N,
+        distinguishable=not inside,
+    )
+
+
+def comparison_table(
+    rows: Sequence[Row],
+    systems: Sequence[System],
+    paper: PaperNumbers,
+    metrics: Sequence[Metric] = METRICS,
+    *,
+    few_shot: str = FEW_SHOT,
+    coverage_threshold: float = 0.9,
+) -> Table:
+    """Ours, the paper's and the offset (ours − paper) for systems whose label the paper has.
+
+    ``rows`` are system rows with ``metrics`` columns (e.g. from :func:`system_rows`); a system
+    matches by ``paper_label`` or else ``label`` (case-insensitive), ZS or FS by its strategy.
+    """
+    by_key = {(r.expert, r.strategy): r for r in rows if r.kind == "system"}
+    out: list[Row] = []
+    for s in systems:
+        row = by_key.get(s.key)
+        setting = paper_setting(s, few_shot=few_shot)
+        published = paper.lookup(paper_label(s), setting)
+        if row is None or published is None:
+            continue
+        pub_cells = tuple(Cell(value=published.get(m.key)) for m in metrics)
+        ours = row.cells
+        offsets = tuple(_offset_cell(o, p.value) for o, p in zip(ours, pub_cells, strict=True))
+        parts: list[tuple[tuple[Cell, ...], str, RowKind]] = [
+            (ours, "ours", "system"),
+            (pub_cells, f"paper ({setting})", "paper"),
+            (offsets, "ours − paper", "offset"),
+        ]
+        for cells, sub, kind in parts:
+            out.append(
+                Row(
+                    label=s.label,
+                    cells=cells,
+                    group=s.group,
+                    kind=kind,
+                    setting=sub,
+                    expert=s.expert,
+                    strategy=s.strategy,
+                )
+            )
+    return Table(
+        name="comparison",
+        title="Our numbers beside the paper's",
+        metrics=tuple(metrics),
+        rows=tuple(out),
+        notes=(
+            f"paper: {paper.source}",
+            "ours ± half-width of our bootstrap interval; ours − paper shifts that interval",
+            "(n.s.) the paper's value lies inside our interval",
+            _coverage_note(coverage_threshold),
+        ),
+    )
+
+
+def low_coverage_cells(table: Table, threshold: float) -> list[tuple[str, str, int, int]]:
+    """(row label, metric header, n, N) of every cell whose coverage is below ``threshold``."""
+    return [
+        (r.label + (f" {r.setting}" if r.setting else ""), m.header, c.n or 0, c.N or 0)
+        for r in table.rows
+        for m, c in zip(table.metrics, r.cells, strict=True)
+        if c.coverage_below(threshold)
+    ]

@@ -1,0 +1,114 @@
+"""Per-role cost and usage summary (expert / client / matcher / judge) per system."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from lecode.records import Judgement, Matches, Transcript
+from lecode.report.spec import System
+
+USAGE_FIELDS = ("calls", "cached", "retries", "prompt_tokens", "completion_tokens", "cost")
+USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
+    "expert": pl.Utf8,
+    "strategy": pl.Utf8,
+    "case_id": pl.Utf8,
+    "role": pl.Utf8,
+    "calls": pl.Int64,
+    "cached": pl.Int64,
+    "retries": pl.Int64,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "cost": pl.Float64,
+}
+
+
+def usage_frame(
+    transcripts: Iterable[Transcript] = (),
+    matches: Iterable[Matches] = (),
+    judgements: Iterable[Judgement] = (),
+) -> pl.DataFrame:
+    """One row per (record, role) from the records' ``usage`` ledgers."""
+    rows = []
+    for records in (transcripts, matches, judgements):
+        for rec in records:
+            for role, u in rec.usage.items():
+                rows.append(
+                    {
+                        "expert": rec.expert,
+                        "strategy": rec.strategy,
+                        "case_id": rec.case_id,
+                        "role": role,
+                        **{f: getattr(u, f) for f in USAGE_FIELDS},
+                    }
+                )
+    return pl.DataFrame(rows, schema=USAGE_SCHEMA, orient="row")
+
+
+def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFrame:
+    """Sums per system and role, then per role over all systems (label ``all systems``)."""
+    labels = pl.DataFrame(
+        {
+            "expert": [s.expert for s in systems],
+            "strategy": [s.strategy for s in systems],
+            "label": [s.label for s in systems],
+            "order": list(range(len(systems))),
+        },
+        schema={"expert": pl.Utf8, "strategy": pl.Utf8, "label": pl.Utf8, "order": pl.Int64},
+    )
+    present = [f for f in USAGE_FIELDS if f in usage.columns]
+    sums = [pl.col(f).sum() for f in present]
+    if "case_id" in usage.columns:
+        dialogues = pl.struct("expert", "strategy", "case_id").n_unique().alias("dialogues")
+    else:
+        dialogues = pl.len().alias("dialogues")
+    per = (
+        usage.join(labels, on=["expert", "strategy"], how="inner")
+        .group_by("order", "label", "role")
+        .agg(dialogues, *sums)
+    )
+    total = (
+        usage.join(labels, on=["expert", "strategy"], how="inner")
+        .group_by("role")
+        .agg(dialogues, *sums)
+        .with_columns(pl.lit("all systems").alias("label"), pl.lit(len(systems)).alias("order"))
+    )
+    out = pl.concat([per, total.select(per.columns)], how="vertical_relaxed")
+    return out.sort("order", "role").drop("order")
+
+
+def render_usage_markdown(summary: pl.DataFrame) -> str:
+    cols = [c for c in summary.columns]
+    lines = [
+        "### Usage and cost per role",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
+    ]
+    for row in summary.iter_rows(named=True):
+        cells = []
+        for c in cols:
+            v = row[c]
+            if c == "cost":
+                cells.append(f"{v:.4f}")
+            elif isinstance(v, int):
+                cells.append(f"{v:,}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("- cost in the price units of the endpoint configuration")
+    lines.append("- dialogues = distinct (system, case) pairs")
+    return "\n".join(lines) + "\n"
+
+
+def render_usage_csv(summary: pl.DataFrame) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(summary.columns)
+    for row in summary.iter_rows():
+        w.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
+    return buf.getvalue()
