@@ -9,7 +9,7 @@ FIND_LINKS ?= $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-inde
 CORES ?= all
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: env all_tables test test-slow test-all lint format lock bench clean-results
+.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock clean-results
 
 env: $(VENV)/.installed
 
@@ -21,16 +21,23 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps -e .
 	touch $@
 
+sysdeps:
+	@bash scripts/install_sysdeps.sh
+
 all_tables: env
 	$(SNAKEMAKE) --cores $(CORES) all_tables
 
-test: env
+# Tables, figures and the HTML report.
+all: env sysdeps
+	$(SNAKEMAKE) --cores $(CORES) all
+
+test: env sysdeps
 	$(VENV)/bin/pytest -q
 
-test-slow: env
+test-slow: env sysdeps
 	$(VENV)/bin/pytest -q -m slow
 
-test-all: env
+test-all: env sysdeps
 	$(VENV)/bin/pytest -q -m "slow or not slow"
 
 lint: env

@@ -14,6 +14,7 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/match.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/servers.smk"
 
 
 rule all_tables:

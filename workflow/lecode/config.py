@@ -121,6 +121,24 @@ def file_hashes(paths: Iterable[Path]) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(set(paths))}
 
 
+def code_hash(*relative: str) -> str:
+    """Hash of package source files (or folders) whose change must rerun a step's jobs."""
+    files: list[Path] = []
+    for rel in relative:
+        p = PACKAGE_DIR / rel
+        files.extend(sorted(p.rglob("*.py")) if p.is_dir() else [p])
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+#: The code that decides a step's outputs (hashed into that step's configuration).
+SIMULATION_CODE = ("simulate.py", "agents", "text.py")
+MATCHING_CODE = ("agents", "text.py")
+SCORING_CODE = ("scoring.py", "metrics", "text.py")
+
+
 def model_identity(model_cfg: dict[str, Any]) -> dict[str, Any]:
     """The part of a model entry that can change its outputs."""
     return {k: v for k, v in sorted(model_cfg.items()) if k not in RUNTIME_ONLY_KEYS}
@@ -147,6 +165,7 @@ def simulation_config(params: dict[str, Any], expert: str, strategy: str) -> dic
         "client_strategy": client["strategy"],
         "client_templates": _templates("client", cm, client["strategy"]),
         "max_turns": params["simulation"]["max_turns"],
+        "code": code_hash(*SIMULATION_CODE),
     }
     if em["backend"] == "offline" and em.get("agent") == "retrieval":
         cfg["train_sha256"] = file_sha256(params["dataset"]["train"])
@@ -156,7 +175,12 @@ def simulation_config(params: dict[str, Any], expert: str, strategy: str) -> dic
 def matcher_config(params: dict[str, Any]) -> dict[str, Any]:
     name = params["matcher"]["model"]
     m = params["models"][name]
-    return {"name": name, **model_identity(m), "templates": _templates("matcher", m, "default")}
+    return {
+        "name": name,
+        **model_identity(m),
+        "templates": _templates("matcher", m, "default"),
+        "code": code_hash(*MATCHING_CODE),
+    }
 
 
 def judge_config(params: dict[str, Any]) -> dict[str, Any] | None:

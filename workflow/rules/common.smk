@@ -45,7 +45,12 @@ MATCH_HASH = lecode_config.stable_hash(lecode_config.matcher_config(config))
 JUDGE_CONFIG = lecode_config.judge_config(config)
 JUDGE_HASH = lecode_config.stable_hash(JUDGE_CONFIG) if JUDGE_CONFIG else None
 SCORE_HASH = lecode_config.stable_hash(
-    {"matcher": MATCH_HASH, "judge": JUDGE_HASH, "metrics": config["metrics"]}
+    {
+        "matcher": MATCH_HASH,
+        "judge": JUDGE_HASH,
+        "metrics": config["metrics"],
+        "code": lecode_config.code_hash(*lecode_config.SCORING_CODE),
+    }
 )
 
 
