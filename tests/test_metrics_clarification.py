@@ -73,24 +73,29 @@ def test_ndcg_paper_example() -> None:
 
 
 def test_ndcg_gold_example() -> None:
-    # same DCG 3.5; ideal = all gold importances sorted descending [3, 2, 2, 1]:
-    #   IDCG = 3/log2(2) + 2/log2(3) + 2/log2(4) + 1/log2(5)
-    #        = 3 + 1.261860 + 1 + 0.430677 = 5.692536
-    # NDCG_gold = 3.5 / 5.692536 = 0.614840
-    assert ndcg_gold(IMP, PQ) == pytest.approx(3.5 / (3 + 2 / L3 + 1 + 1 / L5))
-    assert ndcg_gold(IMP, PQ) == pytest.approx(0.614840, abs=1e-6)
+    # same DCG 3.5; ideal = gold importances sorted descending [3, 2, 2, 1] packed three per
+    # question (the client's limit): [3+2+2, 1]
+    #   IDCG = 7/log2(2) + 1/log2(3) = 7 + 0.630930 = 7.630930
+    # NDCG_gold = 3.5 / 7.630930 = 0.458660
+    assert ndcg_gold(IMP, PQ) == pytest.approx(3.5 / (7 + 1 / L3))
+    assert ndcg_gold(IMP, PQ) == pytest.approx(0.458660, abs=1e-6)
+    # one fact per question, the textbook ideal [3, 2, 2, 1]:
+    #   IDCG = 3 + 2/log2(3) + 2/log2(4) + 1/log2(5) = 3 + 1.261860 + 1 + 0.430677 = 5.692536
+    #   but question 3 elicited two facts, so the capacity rises to 2: [3+2, 2+1]
+    #   IDCG = 5 + 3/log2(3) = 5 + 1.892789 = 6.892789 -> 3.5 / 6.892789 = 0.507778
+    assert ndcg_gold(IMP, PQ, facts_per_question=1) == pytest.approx(3.5 / (5 + 3 / L3))
+    assert ndcg_gold(IMP, PQ, facts_per_question=1) == pytest.approx(0.507778, abs=1e-6)
 
 
 def test_ndcg_ignores_missed_facts_but_ndcg_gold_does_not() -> None:
     importance = [3, 3, 3, 1]
     # only fact 3 (importance 1) elicited, at question 1: gains [1]; DCG = 1
     # paper ideal [1] -> IDCG = 1 -> NDCG = 1.0
-    # gold ideal [3, 3, 3, 1] -> IDCG = 3 + 3/log2(3) + 3/log2(4) + 1/log2(5)
-    #                                 = 3 + 1.892789 + 1.5 + 0.430677 = 6.823466
-    # NDCG_gold = 1 / 6.823466 = 0.146553
+    # gold ideal [3+3+3, 1] -> IDCG = 9 + 1/log2(3) = 9 + 0.630930 = 9.630930
+    # NDCG_gold = 1 / 9.630930 = 0.103832
     assert ndcg(importance, [[3]]) == pytest.approx(1.0)
-    assert ndcg_gold(importance, [[3]]) == pytest.approx(1 / (3 + 3 / L3 + 1.5 + 1 / L5))
-    assert ndcg_gold(importance, [[3]]) == pytest.approx(0.146553, abs=1e-6)
+    assert ndcg_gold(importance, [[3]]) == pytest.approx(1 / (9 + 1 / L3))
+    assert ndcg_gold(importance, [[3]]) == pytest.approx(0.103832, abs=1e-6)
 
 
 def test_ndcg_rewards_important_facts_first() -> None:
@@ -105,11 +110,11 @@ def test_ndcg_rewards_important_facts_first() -> None:
 
 def test_several_facts_at_one_question() -> None:
     # one question elicits both facts: gains [6]; paper ideal [6] -> NDCG = 1.0
-    # gold ideal one fact per position [3, 3] -> IDCG = 3 + 3/log2(3) = 4.892789
-    # NDCG_gold = 6 / 4.892789 = 1.226294: above 1, because a question can elicit several facts
+    # gold ideal packs both into question 1: [6] -> NDCG_gold = 1.0 (never above 1)
     assert ndcg([3, 3], [[0, 1]]) == pytest.approx(1.0)
-    assert ndcg_gold([3, 3], [[0, 1]]) == pytest.approx(6 / (3 + 3 / L3))
-    assert ndcg_gold([3, 3], [[0, 1]]) == pytest.approx(1.226294, abs=1e-6)
+    assert ndcg_gold([3, 3], [[0, 1]]) == pytest.approx(1.0)
+    # four facts at question 1 exceed the client's 3-per-reply limit: capacity becomes 4
+    assert ndcg_gold([1, 1, 1, 1], [[0, 1, 2, 3]]) == pytest.approx(1.0)
 
 
 def test_duplicate_matches_count_once() -> None:

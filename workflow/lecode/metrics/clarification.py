@@ -110,20 +110,36 @@ def ndcg(importance: Sequence[int], per_question: Sequence[Sequence[int]]) -> fl
     return _dcg(gains) / idcg if idcg > 0 else 0.0
 
 
-def ndcg_gold(importance: Sequence[int], per_question: Sequence[Sequence[int]]) -> float:
-    """NDCG whose ideal list is every gold fact's importance, sorted descending, one per position.
+#: The most facts a simulated client discloses in one reply (the protocol's limit).
+FACTS_PER_REPLY = 3
 
-    The DCG is the same as in :func:`ndcg`; missed facts now lower the score. For the example
-    of :func:`ndcg`: ``IDCG = 3/log2(2) + 2/log2(3) + 2/log2(4) + 1/log2(5) = 3 + 1.261860 +
-    1 + 0.430677 = 5.692536`` and ``NDCG_gold = 3.5 / 5.692536 = 0.614840``.
 
-    The ideal places one fact per position while a question may elicit several facts, so this
-    ideal is not an upper bound: a dialogue that elicits more than one fact with one question
-    can score above 1 (importance ``[3, 3]`` both elicited by question 1: ``6 / (3 + 3/log2(3))
-    = 1.226294``). No fact elicited gives 0.0.
+def ndcg_gold(
+    importance: Sequence[int],
+    per_question: Sequence[Sequence[int]],
+    facts_per_question: int = FACTS_PER_REPLY,
+) -> float:
+    """NDCG against the best consultation possible: missed facts lower the score.
+
+    The DCG is the same as in :func:`ndcg`. The ideal packs every gold fact, most important
+    first, into the first questions, at most ``c`` facts per question, where ``c`` is the larger
+    of ``facts_per_question`` (the client's limit of 3 facts per reply) and the most facts any
+    one question of this dialogue elicited. Sorted packing maximises the DCG under that
+    capacity, so the ideal bounds the DCG and the score stays within 0..1.
+
+    For the example of :func:`ndcg` (importance ``[3, 1, 2, 2]``, DCG 3.5): the ideal is
+    ``[3+2+2, 1]`` -> ``IDCG = 7/log2(2) + 1/log2(3) = 7 + 0.630930 = 7.630930`` and
+    ``NDCG_gold = 3.5 / 7.630930 = 0.458660``. No fact elicited gives 0.0.
     """
+    first = first_match_positions(importance, per_question)
     gains = position_gains(importance, per_question)
-    return _dcg(gains) / _dcg(sorted(importance, reverse=True))
+    per_position: dict[int, int] = {}
+    for p in first.values():
+        per_position[p] = per_position.get(p, 0) + 1
+    capacity = max([facts_per_question, *per_position.values()])
+    ranked = sorted(importance, reverse=True)
+    ideal = [sum(ranked[i : i + capacity]) for i in range(0, len(ranked), capacity)]
+    return _dcg(gains) / _dcg(ideal)
 
 
 @dataclass(frozen=True)
