@@ -101,7 +101,7 @@ def test_complete_dialogue_units() -> None:
     assert row.weighted_recall == pytest.approx(0.75)
     assert row.recall_at_5 == pytest.approx(0.75)
     assert row.ndcg == pytest.approx(0.621567, abs=1e-6)
-    assert row.ndcg_gold == pytest.approx(0.458660, abs=1e-6)  # worked in test_metrics_clarification
+    assert row.ndcg_gold == pytest.approx(0.458660, abs=1e-6)  # see test_metrics_clarification
     # ROUGE-L worked in test_metrics_advice: 3/7 with punctuation kept
     assert row.rouge_l == pytest.approx(3 / 7)
     assert row.bertscore_f1 == pytest.approx(0.5)

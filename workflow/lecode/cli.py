@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
+from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
 
 
@@ -59,12 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test-fraction", type=float, default=0.2)
     p.set_defaults(func=_cmd_split)
 
-    try:
-        from lecode.llm import cli as llm_cli
-    except ImportError:  # pragma: no cover - the LLM layer is part of the package
-        llm_cli = None
-    if llm_cli is not None and hasattr(llm_cli, "register"):
-        llm_cli.register(sub)
+    llm_cli.register(sub)
     return parser
 
 

@@ -195,7 +195,7 @@ class _RecordParser:
             num = _intent_number(label)
             if num is None:
                 self.bad(f"intention_annotation[{i}]", f"unknown intent label {label!r}")
-            elif num < 9 and pairs[i] is not None and (num <= 4) != (pairs[i][0] == "client"):
+            elif num < 9 and (pair := pairs[i]) is not None and (num <= 4) != (pair[0] == "client"):
                 aligned = False  # a client label on a lawyer line (or vice versa): not aligned
             out.append(num)
         return out if aligned else [None] * n

@@ -16,7 +16,6 @@ from typing import Any
 import polars as pl
 
 from lecode import config as cfgmod
-from lecode.agents.base import Judge, Matcher, RoleError, UsageMeter
 from lecode.agents.registry import (
     RoleContext,
     build_client,
@@ -25,7 +24,7 @@ from lecode.agents.registry import (
     build_matcher,
 )
 from lecode.dataset import file_sha256, load_cases
-from lecode.llm.errors import LLMCallError
+from lecode.evaluate import judge_dialogue, match_dialogue
 from lecode.recordio import (
     read_cases,
     read_judgements,
@@ -37,7 +36,7 @@ from lecode.recordio import (
     write_scores,
     write_transcripts,
 )
-from lecode.records import UNKNOWN_ANSWER, Case, Judgement, Matches, Transcript
+from lecode.records import Case, Judgement, Matches
 from lecode.shards import check_union, select, write_shards
 from lecode.simulate import DialogueJournal, simulate_cases
 
@@ -137,43 +136,6 @@ def run_simulation(
     write_transcripts(out, transcripts)
 
 
-async def _match_one(matcher: Matcher, case: Case, t: Transcript) -> Matches:
-    """Match one dialogue; unanswered (不知道) pairs are not sent but keep their positions."""
-    meter = UsageMeter()
-    base = dict(case_id=case.id, expert=t.expert, strategy=t.strategy, matcher=matcher.name)
-    if t.stop_reason == "error":
-        return Matches(
-            **base,
-            n_facts=case.n_facts,
-            per_question=(),
-            status="error",
-            error="the dialogue itself failed",
-        )
-    pairs = t.qa_pairs()
-    keep = [i for i, (_, a) in enumerate(pairs) if a.strip() and a.strip() != UNKNOWN_ANSWER]
-    per_q: list[tuple[int, ...]] = [() for _ in pairs]
-    try:
-        if keep:
-            found = await matcher.match(case, [pairs[i] for i in keep], meter=meter)
-            if len(found) != len(keep):
-                raise RoleError(f"matcher returned {len(found)} lists for {len(keep)} pairs")
-            for i, idx in zip(keep, found, strict=True):
-                per_q[i] = tuple(sorted(set(idx)))
-        return Matches(
-            **base, n_facts=case.n_facts, per_question=tuple(per_q), usage=dict(meter.by_role)
-        )
-    except (RoleError, LLMCallError, ValueError) as exc:
-        log.warning("case %s: matching failed: %s", case.id, exc)
-        return Matches(
-            **base,
-            n_facts=case.n_facts,
-            per_question=(),
-            status="error",
-            error=str(exc),
-            usage=dict(meter.by_role),
-        )
-
-
 def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
     cases = {c.id: c for c in read_cases(shard)}
     name = params["matcher"]["model"]
@@ -182,7 +144,9 @@ def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: s
 
     async def all_() -> list[Matches]:
         ts = read_transcripts(transcripts)
-        return list(await asyncio.gather(*(_match_one(matcher, cases[t.case_id], t) for t in ts)))
+        return list(
+            await asyncio.gather(*(match_dialogue(matcher, cases[t.case_id], t) for t in ts))
+        )
 
     try:
         matches = asyncio.run(all_())
@@ -193,19 +157,6 @@ def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: s
     write_matches(out, matches)
 
 
-async def _judge_one(judge: Judge, case: Case, t: Transcript) -> Judgement:
-    meter = UsageMeter()
-    base = dict(case_id=case.id, expert=t.expert, strategy=t.strategy, judge=judge.name)
-    if t.advice is None:
-        return Judgement(**base, status="error", error=f"no advice (stop_reason={t.stop_reason})")
-    try:
-        scores = await judge.judge(case, t, meter=meter)
-        return Judgement(**base, scores=scores, usage=dict(meter.by_role))
-    except (RoleError, LLMCallError, ValueError) as exc:
-        log.warning("case %s: judging failed: %s", case.id, exc)
-        return Judgement(**base, status="error", error=str(exc), usage=dict(meter.by_role))
-
-
 def run_judging(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
     cases = {c.id: c for c in read_cases(shard)}
     name = params["judge"]["model"]
@@ -214,7 +165,8 @@ def run_judging(params: dict[str, Any], *, shard: str, transcripts: str, out: st
 
     async def all_() -> list[Judgement]:
         ts = read_transcripts(transcripts)
-        return list(await asyncio.gather(*(_judge_one(judge, cases[t.case_id], t) for t in ts)))
+        jobs = (judge_dialogue(judge, cases[t.case_id], t) for t in ts)
+        return list(await asyncio.gather(*jobs))
 
     try:
         judgements = asyncio.run(all_())
@@ -296,7 +248,11 @@ class ReportInputs:
 
 
 def build_tables(
-    files: Any, systems: Sequence[dict[str, str]], report: dict[str, Any], *, out_dir: str,
+    files: Any,
+    systems: Sequence[dict[str, str]],
+    report: dict[str, Any],
+    *,
+    out_dir: str,
     metrics: str,
 ) -> None:
     from lecode.report.outputs import ReportSettings, write_tables

@@ -91,9 +91,7 @@ def build_matcher(model_name: str, model_cfg: dict[str, Any], ctx: RoleContext) 
         if agent == "lexical":
             from lecode.agents.lexical_matcher import LexicalMatcher
 
-            return LexicalMatcher(
-                name=model_name, threshold=float(model_cfg.get("threshold", 0.5))
-            )
+            return LexicalMatcher(name=model_name, threshold=float(model_cfg.get("threshold", 0.5)))
         raise ConfigurationError(f"models.{model_name}: {agent!r} is not a matcher agent")
     from lecode.agents.llm_roles import build_llm_matcher
 

@@ -27,6 +27,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KIND=RATE",
         help=f"fault rate; kinds: {', '.join(HTTP_FAULTS + CONTENT_FAULTS)}",
     )
+    p.add_argument(
+        "--fault-role",
+        action="append",
+        default=[],
+        metavar="ROLE",
+        help="inject HTTP faults only into requests of this role (repeatable)",
+    )
+    p.add_argument(
+        "--fault-match",
+        default=None,
+        metavar="TEXT",
+        help="inject HTTP faults only into requests whose messages contain TEXT",
+    )
     p.add_argument("--slow-seconds", type=float, default=3.0, help="delay of a 'timeout' fault")
     p.add_argument(
         "--served-model",
@@ -57,6 +70,13 @@ def run(args: argparse.Namespace) -> int:
         strict_models=args.strict_models,
         api_key=os.environ.get(args.api_key_env) if args.api_key_env else None,
     )
+    if args.fault_role or args.fault_match:
+        server.set_faults(
+            faults,
+            slow_seconds=args.slow_seconds,
+            roles=args.fault_role or None,
+            match=args.fault_match,
+        )
     url = server.start()
     print(f"MOCK_URL={url}", flush=True)
     try:

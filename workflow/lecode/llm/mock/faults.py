@@ -9,7 +9,11 @@ anew.
 HTTP faults: ``rate_limit`` (429 with Retry-After: 0), ``server_error`` (500), ``timeout``
 (the reply comes after ``slow_seconds``), ``malformed_body`` (truncated JSON), ``empty`` (a
 completion without text), ``unauthorized_echo`` (401 whose body echoes the Authorization
-header, to test redaction). Content faults: ``no_marker`` (expert reply without 提问/建议),
+header, to test redaction). ``roles`` restricts HTTP faults to requests of those roles and
+``match`` to requests whose message text contains that string (e.g. one case's initial query),
+so a test can make a fault persistent for exactly one role of one dialogue.
+
+Content faults: ``no_marker`` (expert reply without 提问/建议),
 ``judge_out_of_range`` (a score of 11), ``matcher_bad_index`` (a fact index past the list),
 ``bad_json`` (matcher/judge prose instead of JSON).
 """
@@ -40,14 +44,17 @@ class FaultConfig:
     rates: dict[str, float] = field(default_factory=dict)
     slow_seconds: float = 3.0
     roles: frozenset[str] | None = None  # restrict HTTP faults to these roles
+    match: str | None = None  # ... and to requests whose message text contains this
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(HTTP_FAULTS) - set(CONTENT_FAULTS)
         if unknown:
             raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
 
-    def http_fault(self, role: str, digest: str, attempt: int) -> str | None:
+    def http_fault(self, role: str, digest: str, attempt: int, text: str = "") -> str | None:
         if self.roles is not None and role not in self.roles:
+            return None
+        if self.match is not None and self.match not in text:
             return None
         for kind in HTTP_FAULTS:
             rate = self.rates.get(kind, 0.0)

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -141,6 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
                     rates={k: float(v) for k, v in cfg["faults"].items()},
                     slow_seconds=float(cfg.get("slow_seconds", st.faults.slow_seconds)),
                     roles=frozenset(roles) if roles else None,
+                    match=cfg.get("fault_match") or None,
                 )
             elif "slow_seconds" in cfg:
                 st.faults.slow_seconds = float(cfg["slow_seconds"])
@@ -185,7 +186,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._fault(st, role, purpose, digest, "unknown_model")
             self._json(404, {"error": {"message": f"model {model} does not exist"}})
             return
-        fault = st.faults.http_fault(role, digest, attempt)
+        faults = st.faults
+        text = (
+            "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+            if faults.match is not None
+            else ""
+        )
+        fault = faults.http_fault(role, digest, attempt, text)
         if fault is not None:
             self._fault(st, role, purpose, digest, fault)
             if fault == "rate_limit":
@@ -201,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(401, {"error": {"message": f"bad credentials: {auth}"}})
                 return
             if fault == "timeout":
-                time.sleep(st.faults.slow_seconds)
+                time.sleep(faults.slow_seconds)
         text = "" if fault == "empty" else self._play(st, role, purpose, messages, digest)
         if st.latency > 0:
             time.sleep(st.latency)
@@ -357,11 +364,13 @@ class MockServer:
         *,
         slow_seconds: float | None = None,
         roles: Iterable[str] | None = None,
+        match: str | None = None,
     ) -> None:
         self._state.faults = FaultConfig(
             rates=dict(rates),
             slow_seconds=self._state.faults.slow_seconds if slow_seconds is None else slow_seconds,
             roles=frozenset(roles) if roles is not None else None,
+            match=match,
         )
 
     def set_latency(self, seconds: float) -> None:
@@ -389,12 +398,15 @@ class MockControl:
         *,
         slow_seconds: float | None = None,
         roles: Iterable[str] | None = None,
+        match: str | None = None,
     ) -> None:
         body: dict[str, Any] = {"faults": rates}
         if slow_seconds is not None:
             body["slow_seconds"] = slow_seconds
         if roles is not None:
             body["fault_roles"] = list(roles)
+        if match is not None:
+            body["fault_match"] = match
         httpx.post(f"{self.root}/_mock/config", json=body, timeout=10).raise_for_status()
 
     def set_latency(self, seconds: float) -> None:
@@ -411,8 +423,11 @@ def spawn_mock(
     faults: dict[str, float] | None = None,
     extra_args: Sequence[str] = (),
     startup_timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
-    """Run the mock in a child process on a free loopback port; returns (process, base URL)."""
+    """Run the mock in a child process on a free loopback port; returns (process, base URL).
+    ``env`` is the child's whole environment (default: this process's), e.g. with the
+    variable that ``--api-key-env`` names."""
     cmd = [sys.executable, "-m", "lecode.llm.mock", "--port", "0", "--latency", str(latency)]
     for path in case_files:
         cmd += ["--data", str(path)]
@@ -420,7 +435,11 @@ def spawn_mock(
         cmd += ["--fault", f"{kind}={rate}"]
     cmd += list(extra_args)
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ if env is None else env),
     )
     deadline = time.monotonic() + startup_timeout
     assert proc.stdout is not None

@@ -1,0 +1,378 @@
+"""The real Snakemake DAG with every LLM role against the mock endpoint.
+
+A temporary copy of the project runs ``snakemake all_tables`` with a configuration in which two
+LLM experts (``zero_shot`` and ``mediq``), the simulated client, the fact matcher and the judge
+all use one model entry that points at the mock OpenAI-compatible server, running in a child
+process on loopback. The mock requires the API key, which reaches the jobs only through an
+environment variable; no file of the project may contain it afterwards.
+
+Fast: the tables are built with the judge columns filled, and a second run makes no request.
+Slow: fault injection (429/500) with every retry accounted for, a persistent fault that leaves
+dialogues in ``error`` until a rerun retries exactly those, replay of a warm store with the mock
+stopped, and the GPU check script's dry run.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lecode.dataset import load_cases
+from lecode.llm.mock import MockControl, spawn_mock
+from lecode.llm.mock.testing import KEY_ENV
+from lecode.shards import select
+
+REPO = Path(__file__).resolve().parent.parent
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TEST_SET = REPO / "data" / "sample" / "sample_testset.jsonl"
+N_CASES = 4
+KEY = "sk-lecode-dagtest-5b9e1f07c3a84d26"
+LLM_SYSTEMS = (("mock", "zero_shot"), ("mock", "mediq"))
+JUDGE_METRICS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+RETRY_LINE = re.compile(r"retry \d+/\d+ for model 'mock'")
+
+
+def llm_config(url: str, *, max_retries: int = 10) -> dict[str, Any]:
+    """Every LLM role on the mock; tiny sizes so that one run takes about half a minute."""
+    return {
+        "dataset": {"n_shards": 2, "limit": N_CASES},
+        "models": {
+            "mock": {
+                "backend": "openai",
+                "base_url": url,
+                "model": "mock",
+                "api_key_env": KEY_ENV,
+                "temperature": 0.7,
+                "seed": 7,
+                "max_tokens": 256,
+                "concurrency": 8,
+                "timeout": 10,
+                "max_retries": max_retries,
+                "price": {"prompt": 0.001, "completion": 0.002},
+            }
+        },
+        "experts": [{"model": m, "strategy": s} for m, s in LLM_SYSTEMS],
+        "client": {"model": "mock", "strategy": "first_person_dialogue"},
+        "matcher": {"model": "mock"},
+        "judge": {"model": "mock"},
+        "simulation": {"max_turns": 3},
+        "metrics": {"bertscore": {"enabled": False}},
+        "report": {"bootstrap": {"resamples": 200}},
+        "llm": {"retry": {"base_delay": 0.001, "rate_limit_delay": 0.001, "max_delay": 0.01}},
+    }
+
+
+def copy_project(dest: Path) -> Path:
+    for name in ("Snakefile", "params.yaml", "profiles", "data", "workflow"):
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def job_env(*, key: bool = True, replay: bool = False) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (KEY_ENV, "LECODE_REPLAY")}
+    if key:
+        env[KEY_ENV] = KEY
+    if replay:
+        env["LECODE_REPLAY"] = "1"
+    return env
+
+
+def snakemake(
+    project: Path, *args: str, env: Mapping[str, str], configs: tuple[str, ...] = ("llm.yaml",)
+) -> subprocess.CompletedProcess[str]:
+    # Targets first: --configfile takes several values and would swallow them.
+    cmd = [SNAKEMAKE, *args, "--cores", "2", "--configfile", *configs]
+    return subprocess.run(
+        cmd, cwd=project, capture_output=True, text=True, timeout=600, env=dict(env)
+    )
+
+
+def run_ok(project: Path, *args: str, env: Mapping[str, str]) -> str:
+    run = snakemake(project, "all_tables", *args, env=env)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-6000:]
+    return out
+
+
+@dataclass
+class Mock:
+    proc: subprocess.Popen[str]
+    url: str
+    control: MockControl
+
+    @classmethod
+    def spawn(cls, faults: dict[str, float] | None = None) -> Mock:
+        proc, url = spawn_mock(
+            [TEST_SET], faults=faults, extra_args=["--api-key-env", KEY_ENV], env=job_env()
+        )
+        return cls(proc, url, MockControl(url))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def new_project(root: Path, mock: Mock, **cfg: Any) -> Path:
+    project = copy_project(root)
+    text = yaml.safe_dump(llm_config(mock.url, **cfg), allow_unicode=True, sort_keys=False)
+    (project / "llm.yaml").write_text(text, encoding="utf-8")
+    return project
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def records(project: Path, kind: str) -> list[dict[str, Any]]:
+    return [r for p in sorted((project / "results" / kind).rglob("*.jsonl")) for r in read_jsonl(p)]
+
+
+def table3_cells(project: Path) -> dict[tuple[str, str, str], dict[str, str]]:
+    rows = read_csv(project / "reports" / "tables" / "table3.csv")
+    return {(r["expert"], r["strategy"], r["metric"]): r for r in rows}
+
+
+def table_bytes(project: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((project / "reports" / "tables").glob("*.csv"))}
+
+
+def retried_in_usage(project: Path) -> int:
+    return sum(
+        int(u.get("retries", 0))
+        for kind in ("transcripts", "matches", "judgements")
+        for rec in records(project, kind)
+        for u in rec.get("usage", {}).values()
+    )
+
+
+def retry_log_lines(project: Path) -> int:
+    return sum(
+        len(RETRY_LINE.findall(p.read_text(encoding="utf-8", errors="replace")))
+        for p in (project / "logs").rglob("*.log")
+    )
+
+
+def assert_no_secret(project: Path) -> None:
+    needle = KEY.encode()
+    leaked = [
+        str(p.relative_to(project))
+        for p in project.rglob("*")
+        if p.is_file() and not p.is_symlink() and needle in p.read_bytes()
+    ]
+    assert not leaked, f"the API key was written to {leaked}"
+
+
+def wipe_outputs(project: Path) -> None:
+    """Everything but the response store: results, tables, logs and the dialogue journal."""
+    for name in ("results", "reports", "logs", "store/dialogues"):
+        shutil.rmtree(project / name, ignore_errors=True)
+
+
+# -- one warm project shared by the fast tests (and, at the end, by the replay test) ---------
+
+
+@dataclass
+class Warm:
+    project: Path
+    mock: Mock
+    first: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
+    mock = Mock.spawn()
+    try:
+        project = new_project(tmp_path_factory.mktemp("llmdag"), mock)
+        run_ok(project, env=job_env())
+        yield Warm(project, mock, mock.control.stats())
+    finally:
+        mock.stop()
+
+
+@pytest.mark.timeout(300)
+def test_tables_are_built_with_judge_columns(warm: Warm) -> None:
+    project = warm.project
+    requests = warm.first["requests"]
+    assert {"expert", "client", "matcher", "judge"} <= set(requests), requests
+    purposes = {e["purpose"] for e in warm.first["log"]}
+    assert {"turn", "confidence", "ask", "answer", "match", "judge"} <= purposes, purposes
+
+    transcripts = records(project, "transcripts")
+    assert len(transcripts) == N_CASES * len(LLM_SYSTEMS)
+    assert all(t["stop_reason"] in ("advice", "max_turns") for t in transcripts)
+    assert all(t["usage"]["expert"]["calls"] > 0 for t in transcripts)
+    assert all(t["provenance"].get("expert.backend") == "openai" for t in transcripts)
+
+    cells = table3_cells(project)
+    for expert, strategy in LLM_SYSTEMS:
+        for metric in ("recall", "ndcg", "rouge_l", *JUDGE_METRICS):
+            cell = cells[(expert, strategy, metric)]
+            assert cell["value"] != "", (expert, strategy, metric)
+            assert cell["n"] == cell["N"] == str(N_CASES), cell
+        for metric in JUDGE_METRICS:
+            assert 10.0 <= float(cells[(expert, strategy, metric)]["value"]) <= 100.0
+    (agg,) = (project / "results" / "aggregate").glob("*/scores.csv")
+    rows = read_csv(agg)
+    assert len(rows) == N_CASES * len(LLM_SYSTEMS)
+    assert all(r[m] != "" for r in rows for m in JUDGE_METRICS)
+    usage = read_csv(project / "reports" / "tables" / "usage.csv")
+    assert {r["role"] for r in usage} == {"expert", "client", "matcher", "judge"}
+    assert_no_secret(project)
+
+
+@pytest.mark.timeout(300)
+def test_a_second_run_makes_no_request(warm: Warm) -> None:
+    warm.mock.control.reset()
+    out = run_ok(warm.project, env=job_env())
+    assert "Nothing to be done" in out
+    assert warm.mock.control.stats()["total_requests"] == 0
+    assert_no_secret(warm.project)
+
+
+# -- slow ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_injected_faults_are_retried_and_every_retry_is_accounted(tmp_path: Path) -> None:
+    mock = Mock.spawn(faults={"rate_limit": 0.3, "server_error": 0.1})
+    try:
+        project = new_project(tmp_path, mock)
+        run_ok(project, env=job_env())
+        stats = mock.control.stats()
+    finally:
+        mock.stop()
+    faults = stats["faults"]
+    assert faults.get("rate_limit", 0) > 0 and faults.get("server_error", 0) > 0, faults
+    n_faults = sum(faults.values())
+    transcripts = records(project, "transcripts")
+    assert all(t["stop_reason"] in ("advice", "max_turns") for t in transcripts)
+    assert all(m["status"] == "ok" for m in records(project, "matches"))
+    assert all(j["status"] == "ok" for j in records(project, "judgements"))
+    # each failed attempt was retried once, logged by its job and counted in the records
+    assert retry_log_lines(project) == n_faults
+    assert retried_in_usage(project) == n_faults
+    assert sum(u["retries"] for t in transcripts for u in t["usage"].values()) > 0
+    usage = read_csv(project / "reports" / "tables" / "usage.csv")
+    total = sum(int(r["retries"]) for r in usage if r["label"] == "all systems")
+    assert total == n_faults
+    cells = table3_cells(project)
+    assert all(cells[(e, s, "overall")]["n"] == str(N_CASES) for e, s in LLM_SYSTEMS)
+    assert_no_secret(project)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_persistent_fault_leaves_dialogues_in_error_and_a_rerun_retries_only_those(
+    tmp_path: Path,
+) -> None:
+    (victim,) = select(load_cases(TEST_SET), N_CASES)[:1]
+    mock = Mock.spawn()
+    try:
+        mock.control.set_faults({"server_error": 1.0}, roles=["expert"], match=victim.initial_query)
+        project = new_project(tmp_path, mock, max_retries=2)
+        run_ok(project, env=job_env())
+        first = mock.control.stats()
+
+        transcripts = records(project, "transcripts")
+        failed = [t for t in transcripts if t["stop_reason"] == "error"]
+        assert {t["case_id"] for t in failed} == {victim.id}
+        assert len(failed) == len(LLM_SYSTEMS)
+        assert all("server" in t["error"] and t["usage"]["expert"]["retries"] == 2 for t in failed)
+        assert first["faults"] == {"server_error": 3 * len(LLM_SYSTEMS)}
+        cells = table3_cells(project)
+        for expert, strategy in LLM_SYSTEMS:
+            for metric in ("recall", "rouge_l", "overall"):
+                cell = cells[(expert, strategy, metric)]
+                assert (cell["n"], cell["N"]) == (str(N_CASES - 1), str(N_CASES)), cell
+        md = (project / "reports" / "tables" / "table3.md").read_text(encoding="utf-8")
+        assert f"{N_CASES - 1}/{N_CASES}" in md
+        errors_per_shard = {
+            p.relative_to(project / "results" / "transcripts").with_suffix(""): sum(
+                t["stop_reason"] == "error" for t in read_jsonl(p)
+            )
+            for p in (project / "results" / "transcripts").rglob("*.jsonl")
+        }
+
+        # the fault is gone: rerunning the simulations retries the failed dialogues only
+        mock.control.set_faults({})
+        mock.control.reset()
+        run_ok(project, "--forcerun", "simulate", env=job_env())
+        second = mock.control.stats()
+    finally:
+        mock.stop()
+    for shard, n_err in errors_per_shard.items():
+        log = (project / "logs" / "simulate" / shard).with_suffix(".log").read_text("utf-8")
+        assert f"{n_err} to simulate" in log, (shard, log)
+    assert second["requests"].get("expert", 0) > 0
+    assert not set(first["served"]) & {e["digest"] for e in second["log"]}
+    assert all(t["stop_reason"] != "error" for t in records(project, "transcripts"))
+    cells = table3_cells(project)
+    assert all(cells[(e, s, "overall")]["n"] == str(N_CASES) for e, s in LLM_SYSTEMS)
+    assert_no_secret(project)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_replay_regenerates_identical_tables_with_the_mock_stopped(warm: Warm) -> None:
+    project = warm.project
+    cold = table_bytes(project)
+    # the whole DAG again from the warm response store: not one request reaches the endpoint
+    wipe_outputs(project)
+    warm.mock.control.reset()
+    run_ok(project, env=job_env())
+    assert warm.mock.control.stats()["total_requests"] == 0
+    rerun = table_bytes(project)
+    store_files = sorted(p for p in (project / "store" / "responses").rglob("*") if p.is_file())
+    # endpoint gone, key gone, replay forced by the environment
+    warm.mock.stop()
+    wipe_outputs(project)
+    run_ok(project, env=job_env(key=False, replay=True))
+    replayed = table_bytes(project)
+    assert replayed == rerun
+    assert sorted(p for p in (project / "store" / "responses").rglob("*") if p.is_file()) == (
+        store_files
+    )
+    # the results themselves equal those of the first (cold) run; only the run accounting
+    # (cache hits) in usage.csv differs
+    assert {"table2.csv", "table3.csv", "usage.csv"} <= set(replayed)
+    for name in set(replayed) - {"usage.csv"}:
+        assert replayed[name] == cold[name], name
+    cold_usage = read_csv_bytes(cold["usage.csv"])
+    replay_usage = read_csv_bytes(replayed["usage.csv"])
+    assert [dict(r, cached="") for r in replay_usage] == [dict(r, cached="") for r in cold_usage]
+    assert all(r["cached"] == r["calls"] for r in replay_usage)
+    assert_no_secret(project)
+
+
+def read_csv_bytes(data: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(data.decode("utf-8").splitlines()))
