@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -36,7 +36,7 @@ from lecode.recordio import (
     write_scores,
     write_transcripts,
 )
-from lecode.records import Case, Judgement, Matches
+from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.shards import check_union, select, write_shards
 from lecode.simulate import DialogueJournal, simulate_cases
 
@@ -136,42 +136,48 @@ def run_simulation(
     write_transcripts(out, transcripts)
 
 
-def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
-    cases = {c.id: c for c in read_cases(shard)}
-    name = params["matcher"]["model"]
-    ctx = role_context(params, models=[name], job=f"match {transcripts}")
-    matcher = build_matcher(name, params["models"][name], ctx)
+E = TypeVar("E", Matches, Judgement)
 
-    async def all_() -> list[Matches]:
+
+def _evaluate_shard(
+    params: dict[str, Any],
+    role: str,
+    evaluate: Callable[[Any, Case, Transcript], Awaitable[E]],
+    *,
+    shard: str,
+    transcripts: str,
+) -> list[E]:
+    """Run the configured matcher or judge over every transcript of one shard."""
+    cases = {c.id: c for c in read_cases(shard)}
+    name = params[role]["model"]
+    ctx = role_context(params, models=[name], job=f"{role} {transcripts}")
+    build = build_matcher if role == "matcher" else build_judge
+    player = build(name, params["models"][name], ctx)
+
+    async def all_() -> list[E]:
         ts = read_transcripts(transcripts)
-        return list(
-            await asyncio.gather(*(match_dialogue(matcher, cases[t.case_id], t) for t in ts))
-        )
+        return list(await asyncio.gather(*(evaluate(player, cases[t.case_id], t) for t in ts)))
 
     try:
-        matches = asyncio.run(all_())
+        records = asyncio.run(all_())
     finally:
         close_context(ctx)
-    n_bad = sum(m.status != "ok" for m in matches)
-    log.info("matched %d dialogues (%d failed)", len(matches), n_bad)
+    n_bad = sum(r.status != "ok" for r in records)
+    log.info("%s: %d dialogues, %d without a result", role, len(records), n_bad)
+    return records
+
+
+def run_matching(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
+    matches = _evaluate_shard(
+        params, "matcher", match_dialogue, shard=shard, transcripts=transcripts
+    )
     write_matches(out, matches)
 
 
 def run_judging(params: dict[str, Any], *, shard: str, transcripts: str, out: str) -> None:
-    cases = {c.id: c for c in read_cases(shard)}
-    name = params["judge"]["model"]
-    ctx = role_context(params, models=[name], job=f"judge {transcripts}")
-    judge = build_judge(name, params["models"][name], ctx)
-
-    async def all_() -> list[Judgement]:
-        ts = read_transcripts(transcripts)
-        jobs = (judge_dialogue(judge, cases[t.case_id], t) for t in ts)
-        return list(await asyncio.gather(*jobs))
-
-    try:
-        judgements = asyncio.run(all_())
-    finally:
-        close_context(ctx)
+    judgements = _evaluate_shard(
+        params, "judge", judge_dialogue, shard=shard, transcripts=transcripts
+    )
     write_judgements(out, judgements)
 
 
