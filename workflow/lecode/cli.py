@@ -43,6 +43,30 @@ def _cmd_split(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_retry_errors(args: argparse.Namespace) -> int:
+    """Remove transcript shards holding failed dialogues, so the next run retries them.
+
+    Finished dialogues of those shards come back from the dialogue journal without a single
+    request; only the failed ones are simulated again (and everything downstream rescored).
+    """
+    from lecode.recordio import read_transcripts
+
+    root = Path(args.results) / "transcripts"
+    n_files = n_dialogues = 0
+    for path in sorted(root.rglob("*.jsonl")) if root.is_dir() else []:
+        failed = [t.case_id for t in read_transcripts(path) if t.stop_reason == "error"]
+        if not failed:
+            continue
+        n_files += 1
+        n_dialogues += len(failed)
+        print(f"{path}: {len(failed)} failed dialogue(s): {', '.join(failed[:5])}")
+        if not args.dry_run:
+            path.unlink()
+    verb = "would be retried" if args.dry_run else "will be retried by the next run"
+    print(f"{n_dialogues} failed dialogue(s) in {n_files} shard(s) {verb}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lecode", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -59,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="LeCoDe")
     p.add_argument("--test-fraction", type=float, default=0.2)
     p.set_defaults(func=_cmd_split)
+
+    p = sub.add_parser(
+        "retry-errors",
+        help="make the next run retry the dialogues that failed (API errors after retries)",
+    )
+    p.add_argument("--results", default="results")
+    p.add_argument("--dry-run", action="store_true")
+    p.set_defaults(func=_cmd_retry_errors)
 
     llm_cli.register(sub)
     return parser
