@@ -10,6 +10,8 @@ rule match_facts:
         api=match_resources_api,
     log:
         "logs/match/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.log",
+    benchmark:
+        "results/benchmarks/match/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.tsv"
     script:
         "../scripts/match_facts.py"
 
@@ -23,5 +25,7 @@ rule judge_advice:
         api=judge_resources_api,
     log:
         "logs/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.log",
+    benchmark:
+        "results/benchmarks/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.tsv"
     script:
         "../scripts/judge_advice.py"
