@@ -376,3 +376,67 @@ def test_replay_regenerates_identical_tables_with_the_mock_stopped(warm: Warm) -
 
 def read_csv_bytes(data: bytes) -> list[dict[str, str]]:
     return list(csv.DictReader(data.decode("utf-8").splitlines()))
+
+
+# -- scripts/gpu_check.sh on CPU (dry mode: the stand-in server plays `vllm serve`) ------------
+
+GPU_CHECK = REPO / "scripts" / "gpu_check.sh"
+
+
+def gpu_check(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LECODE_VLLM_COMMAND", "LECODE_GPU_MODEL", "OUT", "LECODE_REPLAY")
+        and not k.startswith("GPU_CHECK_")
+    }
+    return subprocess.run(
+        ["bash", str(GPU_CHECK), *args],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+    )
+
+
+def test_gpu_check_is_valid_shell() -> None:
+    assert subprocess.run(["bash", "-n", str(GPU_CHECK)], check=False).returncode == 0
+    if shutil.which("shellcheck"):
+        lint = subprocess.run(["shellcheck", str(GPU_CHECK)], capture_output=True, text=True)
+        assert lint.returncode == 0, lint.stdout
+
+
+@pytest.mark.timeout(300)
+def test_gpu_check_dry_run_serves_the_expert_through_the_launcher(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = gpu_check(GPU_CHECK_DRY="1", GPU_CHECK_WORKDIR=str(tmp_path / "work"), OUT=str(out))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "GPU check: PASS" in run.stdout
+    summary = json.loads((out / "gpu_check_summary.json").read_text(encoding="utf-8"))
+    assert summary["ok"] and summary["consultations"] == summary["expected"] == 5
+    assert summary["expert_calls"] > 0 and summary["reported_model"] == "gpu-expert"
+    written = {p.name for p in out.iterdir()}
+    assert {"gpu_check_summary.md", "table3.md", "vllm_server.log"} <= written
+    project = tmp_path / "work" / "project"
+    transcripts = records(project, "transcripts")
+    assert len(transcripts) == 5
+    assert {t["provenance"]["expert.backend"] for t in transcripts} == {"vllm"}
+    assert not list((project / "store" / "servers").glob("*.json")), "the server was not stopped"
+
+
+@pytest.mark.timeout(120)
+def test_gpu_check_fails_clearly(tmp_path: Path) -> None:
+    missing = gpu_check(str(tmp_path / "no-such-model"), GPU_CHECK_DRY="1")
+    assert missing.returncode != 0
+    assert "does not exist (the weights must be brought" in missing.stderr
+    dying = gpu_check(
+        GPU_CHECK_DRY="1",
+        GPU_CHECK_WORKDIR=str(tmp_path / "work"),
+        LECODE_VLLM_COMMAND=f"{sys.executable} -c 'print(\"CUDA unavailable\"); exit(3)'",
+    )
+    assert dying.returncode != 0
+    assert "CUDA unavailable" in dying.stderr and "the server did not start" in dying.stderr
+    if not shutil.which("nvidia-smi"):
+        no_gpu = gpu_check(str(tmp_path))
+        assert no_gpu.returncode != 0 and "nvidia-smi not found" in no_gpu.stderr

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from lecode import explain, selftest
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
 from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
@@ -93,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_retry_errors)
 
     llm_cli.register(sub)
+    explain.register(sub)
+    selftest.register(sub)
     return parser
 
 

@@ -260,7 +260,14 @@ def build_tables(
     *,
     out_dir: str,
     metrics: str,
+    params: dict[str, Any] | None = None,
 ) -> None:
+    """Every table, the metrics JSON, and ``<table>.provenance.json`` next to each table.
+
+    ``params``: the job's configuration (Snakemake's ``config``); without it the provenance
+    reads ``params.yaml`` and records that it did (and whether it reproduces the input paths).
+    """
+    from lecode.provenance import write_provenance
     from lecode.report.outputs import ReportSettings, write_tables
 
     data = ReportInputs(files)
@@ -277,6 +284,13 @@ def build_tables(
         metrics_path=metrics,
     )
     log.info("wrote %s", sorted(written))
+    source = "snakemake config"
+    if params is None:
+        source = "params.yaml (the job was not given its configuration)"
+        params = cfgmod.load_params("params.yaml") if Path("params.yaml").is_file() else {}
+    params = {**params, "report": report}
+    provenance = write_provenance(out_dir, files, systems, params, params_source=source)
+    log.info("wrote %s", [p.name for p in provenance])
 
 
 def build_figures(

@@ -4,6 +4,7 @@
 rule tables:
     input:
         unpack(report_inputs),
+        system_scores=all_score_files(),  # named in each cell's provenance
     output:
         tables=directory("reports/tables"),
         metrics="reports/metrics.json",

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import cli as mock_cli
 
 
@@ -84,14 +85,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if _replay(params):
         print("replay mode: no vLLM server is started")
         return 0
-    specs = vllm.specs_to_serve(params.get("models") or {}, _used_models(params))
     try:
+        specs = vllm.specs_to_serve(params.get("models") or {}, _used_models(params))
         for spec in specs:
             state = vllm.start_server(
                 spec, servers_dir, log_dir=args.log_dir, health_timeout=args.timeout
             )
             print(f"vLLM server {spec.name}: {state.base_url} ({', '.join(state.served_models)})")
-    except Exception:
+    except LLMConfigError as exc:
+        vllm.stop_all(servers_dir)
+        print(f"lecode serve start: {exc}", file=sys.stderr)
+        return 1
+    except BaseException:
         vllm.stop_all(servers_dir)
         raise
     return 0

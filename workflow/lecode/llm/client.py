@@ -4,12 +4,20 @@
 limiter, no network). On a miss it either fails (replay mode) or calls the endpoint under the
 endpoint's concurrency limit with retries, stores the response (write-ahead, durable before it
 is returned) and records the call in the ledger.
+
+Requests go out as plain HTTP (``httpx2``, see :mod:`lecode.llm.http`) in the OpenAI
+chat-completions format: ``POST <base_url>/chat/completions`` with a bearer key, the request
+built once before a slot of the concurrency limit is taken, the reply decoded with ``json``.
+The ``openai`` SDK's typed request transformation and response models cost more CPU per call
+than the rest of the harness together (``benchmarks/harness_throughput.py``), and with many
+calls in flight that CPU time keeps a slot busy beyond the endpoint's own latency.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import time
 import weakref
@@ -17,18 +25,19 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from lecode.llm.errors import LLMCallError, ReplayMissError
+from lecode.llm.http import lib as httpx
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
 from lecode.llm.ledger import CallRecord, UsageLedger
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
-from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
+from lecode.llm.retry import EmptyResponseError, RetryPolicy, StatusError, classify
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore, StoredResponse
 from lecode.records import RoleUsage
+
+USER_AGENT = "lecode (OpenAI-compatible chat client)"
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,9 @@ class LLMClient:
         self.partition = partition_name(self.identity)
         self.endpoint = spec.identity_url
         limits.declare(self.endpoint, spec.concurrency)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
         self._clients = weakref.WeakKeyDictionary()
+        self._url = ""
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
         self.seen_models: set[str] = set()
@@ -210,7 +220,7 @@ class LLMClient:
             f"last message begins: {snippet!r}"
         )
 
-    async def _client(self) -> openai.AsyncOpenAI:
+    async def _client(self) -> httpx.AsyncClient:
         """The HTTP client of the running event loop, created on first use. It is closed
         inside that loop when the loop shuts down (``asyncio.run`` finalises async
         generators), so no connection outlives its loop."""
@@ -220,8 +230,20 @@ class LLMClient:
             base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
             api_key = self.spec.api_key(self._environ)
             register_secret(api_key)
-            client = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key, max_retries=0, timeout=self.spec.timeout
+            self._url = f"{str(base_url).rstrip('/')}/chat/completions"
+            client = httpx.AsyncClient(
+                headers={
+                    "Authorization": f"Bearer {api_key}",
+                    "Content-Type": "application/json",
+                    "Accept": "application/json",
+                    "User-Agent": USER_AGENT,
+                },
+                timeout=httpx.Timeout(self.spec.timeout),
+                limits=httpx.Limits(
+                    max_connections=max(1000, self.spec.concurrency),
+                    max_keepalive_connections=max(100, self.spec.concurrency),
+                ),
+                follow_redirects=False,
             )
             self._clients[loop] = client
             guard = _close_at_loop_end(client)
@@ -240,20 +262,22 @@ class LLMClient:
     ) -> tuple[StoredResponse, int]:
         sem = self.limits.semaphore(self.endpoint)
         extra_headers = {"X-Lecode-Role": role, "X-Lecode-Purpose": purpose, **(headers or {})}
+        body = {"model": self.spec.served_model, "messages": [dict(m) for m in messages]}
+        content = json.dumps({**body, **decoding}, ensure_ascii=False).encode("utf-8")
         retries = 0
         client = await self._client()
+        # built before a slot is taken, so that a slot is held only while on the wire
+        request = client.build_request("POST", self._url, content=content, headers=extra_headers)
         while True:
             try:
                 async with sem:
                     self.network_calls += 1
-                    resp = await client.chat.completions.create(
-                        model=self.spec.served_model,
-                        messages=list(messages),  # type: ignore[arg-type]
-                        extra_headers=extra_headers,
-                        timeout=self.spec.timeout,
-                        **decoding,
+                    reply = await client.send(request)
+                if not reply.is_success:
+                    raise StatusError.from_reply(
+                        reply.status_code, reply.content, reply.headers.get("retry-after")
                     )
-                return _to_stored(resp), retries
+                return parse_completion(reply.content), retries
             except Exception as exc:
                 failure = classify(exc)
                 if not failure.retryable or retries >= self.spec.max_retries:
@@ -311,28 +335,34 @@ class LLMClient:
         self.drop_connections()
         for client in clients:
             with contextlib.suppress(Exception):  # a client bound to a finished loop
-                await client.close()
+                await client.aclose()
 
 
-async def _close_at_loop_end(client: openai.AsyncOpenAI) -> AsyncIterator[None]:
+async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncIterator[None]:
     try:
         yield
     finally:
         with contextlib.suppress(Exception):
-            await client.close()
+            await client.aclose()
 
 
-def _to_stored(resp: Any) -> StoredResponse:
-    choice = resp.choices[0]
-    text = choice.message.content
+def parse_completion(raw: str | bytes) -> StoredResponse:
+    """A chat completion body (JSON text) as stored. A body that is not a completion raises
+    ``json.JSONDecodeError``/``KeyError``/``IndexError``/``TypeError`` (classified as
+    ``malformed``); one without text raises :class:`EmptyResponseError`."""
+    data = json.loads(raw)
+    choice = data["choices"][0]
+    text = choice["message"].get("content")
     if not isinstance(text, str) or not text.strip():
         raise EmptyResponseError()
-    usage = resp.usage
+    usage = data.get("usage") or {}
+    if not isinstance(usage, dict):
+        raise TypeError("usage is not an object")
     return StoredResponse(
         text=text,
-        model=str(resp.model or ""),
-        system_fingerprint=str(getattr(resp, "system_fingerprint", None) or ""),
-        finish_reason=str(choice.finish_reason or ""),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+        model=str(data.get("model") or ""),
+        system_fingerprint=str(data.get("system_fingerprint") or ""),
+        finish_reason=str(choice.get("finish_reason") or ""),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
     )

@@ -15,10 +15,39 @@ import openai
 from pydantic import ValidationError
 
 from lecode.llm.errors import FailureKind
+from lecode.llm.http import lib as httpx
 
 
 class EmptyResponseError(Exception):
     """A completion arrived without any text."""
+
+
+class StatusError(Exception):
+    """The endpoint answered with an HTTP error status."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_reply(cls, status: int, body: bytes, retry_after: str | None) -> StatusError:
+        """The error message of an OpenAI-style error body (``{"error": {"message": ...}}``),
+        else the body's text."""
+        text = body.decode("utf-8", "replace")
+        message = text
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            err = data.get("error", data)
+            if isinstance(err, dict) and err.get("message"):
+                message = str(err["message"])
+            elif isinstance(err, str):
+                message = err
+        return cls(status, message, _seconds(retry_after))
 
 
 @dataclass(frozen=True)
@@ -34,7 +63,21 @@ class Failure:
 
 
 def classify(exc: BaseException) -> Failure:
-    """Map an exception raised by the ``openai`` client (or our checks) to a failure class."""
+    """Map an exception of the HTTP client (:mod:`lecode.llm.http`; also the ``openai`` SDK's)
+    or of our checks of the reply to a failure class."""
+    if isinstance(exc, StatusError):
+        detail = f"HTTP {exc.status}: {_short(exc.message)}"
+        if exc.status == 429:
+            return Failure("rate_limit", exc.status, exc.retry_after, detail)
+        if exc.status >= 500:
+            return Failure("server", exc.status, exc.retry_after, detail)
+        return Failure("client_error", exc.status, None, detail)
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", None, None, "request timed out")
+    if isinstance(exc, httpx.DecodingError):
+        return Failure("malformed", None, None, f"undecodable response body: {_short(str(exc))}")
+    if isinstance(exc, httpx.RequestError):
+        return Failure("connection", None, None, f"connection error: {_short(repr(exc))}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = _retry_after(exc)
@@ -62,6 +105,10 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         value = exc.response.headers.get("retry-after")
     except Exception:
         return None
+    return _seconds(value)
+
+
+def _seconds(value: str | None) -> float | None:
     if value is None:
         return None
     try:

@@ -34,18 +34,53 @@ from lecode.report.viewer import viewer_data
 
 TABLE_ORDER = ("table2", "table3", "paired", "table6", "table7", "comparison")
 
+# Cell provenance: hover shows its first lines, a click pins all of it in a panel.
+PROVENANCE_CSS = (
+    "td.prov{cursor:help}td.prov:hover{outline:1px dotted #777}"
+    "#prov-panel{position:fixed;right:1em;bottom:1em;max-width:min(70em,90vw);max-height:60vh;"
+    "overflow:auto;background:#fff;border:1px solid #888;padding:.4em .6em;z-index:20;"
+    "box-shadow:0 2px 10px rgba(0,0,0,.25)}#prov-panel pre{white-space:pre-wrap;margin:0;"
+    "font-size:12px}#prov-panel button{float:right}"
+)
+PROVENANCE_PANEL = (
+    '<div id="prov-panel" hidden><button type="button" aria-label="close">×</button>'
+    "<pre></pre></div>"
+)
+PROVENANCE_JS = r"""
+(function () {
+  var data = JSON.parse(document.getElementById("provenance-data").textContent);
+  var panel = document.getElementById("prov-panel");
+  var pre = panel.querySelector("pre");
+  document.querySelectorAll("td[data-cell]").forEach(function (td) {
+    var text = data[td.getAttribute("data-cell")];
+    if (!text) { return; }
+    td.classList.add("prov");
+    var head = text.split("\n").slice(0, 3).join("\n");
+    td.title = (td.title ? td.title + "\n" : "") + head + "\n(click: full provenance)";
+    td.addEventListener("click", function () { pre.textContent = text; panel.hidden = false; });
+  });
+  panel.querySelector("button").addEventListener("click", function () { panel.hidden = true; });
+})();
+"""
+
 
 # --------------------------------------------------------------------------- tables
 
 
-def _cell_html(cell: Cell, row: Row, threshold: float) -> str:
+def cell_id(table: str, label: str, setting: str, key: str) -> str:
+    """The ``data-cell`` id of a table cell (as in the tables' provenance JSON)."""
+    return f"{table}|{label}|{setting}|{key}"
+
+
+def _cell_html(cell: Cell, row: Row, threshold: float, cid: str = "") -> str:
+    cell_attr = f' data-cell="{escape(cid)}"' if cid else ""
     if cell.value is None:
         n = "" if cell.n is None else f' title="no data (n={cell.n}/{cell.N})"'
-        return f'<td class="num"{n}>—</td>'
+        return f'<td class="num"{cell_attr}{n}>—</td>'
     v = display_value(cell.value)
     text = f"{v:+.1f}" if is_signed(row) else f"{v:.1f}"
     if row.kind == "paper":
-        return f'<td class="num">{text}</td>'
+        return f'<td class="num"{cell_attr}>{text}</td>'
     if cell.rank == 1:
         text = f"<strong>{text}</strong>"
     elif cell.rank == 2:
@@ -62,7 +97,7 @@ def _cell_html(cell: Cell, row: Row, threshold: float) -> str:
         text += f' <span class="cov">({cell.n}/{cell.N})†</span>'
     if is_signed(row) and cell.distinguishable is False:
         text += ' <span class="ns">(n.s.)</span>'
-    return f'<td class="num" title="{escape("; ".join(tips))}">{text}</td>'
+    return f'<td class="num"{cell_attr} title="{escape("; ".join(tips))}">{text}</td>'
 
 
 def table_html(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
@@ -79,7 +114,10 @@ def table_html(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
             group = r.group
             body.append(f'<tr class="group"><th colspan="{ncols}">{escape(r.group)}</th></tr>')
         cells = "".join(f"<th>{escape(x)}</th>" for x in labels)
-        cells += "".join(_cell_html(c, r, threshold) for c in r.cells)
+        cells += "".join(
+            _cell_html(c, r, threshold, cell_id(table.name, r.label, r.setting, m.key))
+            for c, m in zip(r.cells, table.metrics, strict=True)
+        )
         body.append(f'<tr data-kind="{r.kind}">{cells}</tr>')
     notes = "".join(f"<li>{escape(n)}</li>" for n in table.notes)
     return (
@@ -92,8 +130,14 @@ def table_html(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
 def stats_table_html(table: StatsTable) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in ("Dataset", *table.columns))
     rows = []
-    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        cells = "".join(f'<td class="num">{escape(fmt_stat(fmt, v))}</td>' for v in values)
+    keys = table.keys or table.rows
+    cols = table.column_keys or table.columns
+    for name, key, values, fmt in zip(table.rows, keys, table.values, table.formats, strict=True):
+        cells = "".join(
+            f'<td class="num" data-cell="{escape(cell_id(table.name, name, "", f"{key}:{c}"))}">'
+            f"{escape(fmt_stat(fmt, v))}</td>"
+            for v, c in zip(values, cols, strict=True)
+        )
         rows.append(f"<tr><th>{escape(name)}</th>{cells}</tr>")
     notes = "".join(f"<li>{escape(n)}</li>" for n in table.notes)
     return (
@@ -144,8 +188,10 @@ def render_html(
     metadata: Mapping[str, Any] | None = None,
     usage: pl.DataFrame | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    provenance: Mapping[str, str] | None = None,
 ) -> str:
-    """The report page. ``figures`` are PNG bytes by name; ``viewer`` from :func:`viewer_data`."""
+    """The report page. ``figures`` are PNG bytes by name; ``viewer`` from :func:`viewer_data`;
+    ``provenance``: ``{cell id: text}`` shown on hover and click (see ``lecode.explain``)."""
     tables = tables or {}
     figures = figures or {}
     parts: list[str] = []
@@ -191,6 +237,10 @@ def render_html(
             + _json_script("metric-headers", headers)
             + f"<script>{JS}</script>"
         )
+    if provenance:
+        parts.append(PROVENANCE_PANEL)
+        scripts += _json_script("provenance-data", dict(provenance))
+        scripts += f"<script>{PROVENANCE_JS}</script>"
     meta_rows = "".join(
         f"<tr><td>{escape(str(k))}</td><td>{escape(_meta_value(v))}</td></tr>"
         for k, v in (metadata or {}).items()
@@ -202,7 +252,8 @@ def render_html(
         "<!DOCTYPE html>\n"
         '<html lang="zh-Hans"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{escape(title)}</title><style>{CSS}{PROVENANCE_CSS if provenance else ''}"
+        "</style></head><body>"
         f'<header class="top"><h1>{escape(title)}</h1><nav>{"".join(nav)}</nav></header>'
         f"<main>{''.join(parts)}</main>{scripts}</body></html>\n"
     )
@@ -234,6 +285,7 @@ def write_html(
     figures_dir: str | Path | None = None,
     max_cases: int | None = None,
     title: str = "LeCoDe evaluation report",
+    provenance: Mapping[str, str] | None = None,
 ) -> Path:
     """Compute tables (and figures, unless ``figures_dir`` has PNGs) and write the page."""
     settings = settings or ReportSettings()
@@ -279,6 +331,7 @@ def write_html(
         metadata=metadata,
         usage=usage_summary(usage, sys_list) if usage is not None else None,
         threshold=settings.coverage_threshold,
+        provenance=provenance,
     )
     out = Path(path)
     atomic_write_text(out, page)

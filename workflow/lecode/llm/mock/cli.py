@@ -19,7 +19,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="JSONL",
         help="case file(s) the mock plays from (LeCoDe JSONL or shard files)",
     )
-    p.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    p.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="seconds every reply takes (from the request, processing included)",
+    )
     p.add_argument(
         "--fault",
         action="append",

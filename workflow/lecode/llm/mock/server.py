@@ -86,6 +86,7 @@ class _State:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    _started = 0.0
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass
@@ -126,6 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {path}"}})
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        self._started = time.monotonic()
         st = self.server.state
         path = self.path.split("?")[0].rstrip("/")
         raw = self._body()
@@ -210,8 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
             if fault == "timeout":
                 time.sleep(faults.slow_seconds)
         text = "" if fault == "empty" else self._play(st, role, purpose, messages, digest)
-        if st.latency > 0:
-            time.sleep(st.latency)
+        if st.latency > 0:  # a reply takes `latency` from its request, processing included
+            time.sleep(max(0.0, st.latency - (time.monotonic() - self._started)))
         prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
         payload = {
             "id": "mock-" + digest[:12],
