@@ -44,6 +44,19 @@ def test_find_cell_by_label_system_key_header_or_metric(project: SimpleNamespace
     assert find_cell(stats, "dialogues", "test")["value"] == 4
 
 
+def test_tables_6_and_7_rows_by_setting(project: SimpleNamespace) -> None:
+    doc = prov.load("reports/tables", "table6")
+    with pytest.raises(ExplainError, match="several rows"):
+        find_cell(doc, "llmx", "R")
+    fs = find_cell(doc, "llmx", "R", setting="FS")
+    assert fs["systems"] == ["llmx/few_shot"]
+    delta = find_cell(doc, "llmx/zero_shot", "R", setting="Δ FS−ZS")
+    assert delta["systems"] == ["llmx/few_shot", "llmx/zero_shot"]
+    text = explain_cell(doc, delta)
+    assert "mean paired difference of recall" in text and "(matches the table)" in text
+    assert "table7" in prov.load_all("reports/tables")
+
+
 def test_explain_cell_names_value_inputs_hashes_models_params_code_stack(
     project: SimpleNamespace,
 ) -> None:
@@ -159,3 +172,34 @@ def test_html_cells_carry_the_provenance_ids(project: SimpleNamespace) -> None:
     assert table_ids <= {i.replace("&amp;", "&") for i in ids}
     assert 'id="provenance-data"' in html and 'id="prov-panel"' in html
     assert "provenance-data" not in render_html(tables=tables)
+
+
+def test_a_click_on_a_cell_shows_its_provenance(project: SimpleNamespace, tmp_path: Path) -> None:
+    import time
+
+    from lecode.recordio import read_scores
+    from tests.test_report_html import Browser, _chromium
+
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("headless Chromium not installed: apt-get install -y chromium")
+    tables = build_tables(read_scores(project.files.scores), coerce_systems(project.systems), 4)
+    page = tmp_path / "index.html"
+    page.write_text(render_html(tables=tables, provenance=html_summaries("reports/tables")))
+    browser = Browser(binary, tmp_path / "profile")
+    try:
+        browser.call("Page.enable", page=True)
+        browser.call("Page.navigate", {"url": page.as_uri()}, page=True)
+        browser.wait_event("Page.loadEventFired")
+        sel = 'td[data-cell="table3|llmx/zero_shot||weighted_recall"]'
+        assert browser.js("document.getElementById('prov-panel').hidden") is True
+        assert "click: full provenance" in browser.js(f"document.querySelector('{sel}').title")
+        browser.click(sel)
+        time.sleep(0.2)
+        assert browser.js("document.getElementById('prov-panel').hidden") is False
+        shown = browser.js("document.querySelector('#prov-panel pre').textContent")
+        assert shown.startswith("llmx/zero_shot · WR:") and "fp_a, fp_b" in shown
+        browser.click("#prov-panel button")
+        assert browser.js("document.getElementById('prov-panel').hidden") is True
+    finally:
+        browser.close()

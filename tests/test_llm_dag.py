@@ -6,10 +6,11 @@ all use one model entry that points at the mock OpenAI-compatible server, runnin
 process on loopback. The mock requires the API key, which reaches the jobs only through an
 environment variable; no file of the project may contain it afterwards.
 
-Fast: the tables are built with the judge columns filled, and a second run makes no request.
+Fast (about 45 s on 2 cores): the tables are built with the judge columns filled, a second run
+makes no request, and ``scripts/gpu_check.sh`` is valid shell that fails with clear messages.
 Slow: fault injection (429/500) with every retry accounted for, a persistent fault that leaves
 dialogues in ``error`` until a rerun retries exactly those, replay of a warm store with the mock
-stopped, and the GPU check script's dry run.
+stopped (byte-identical tables), and the GPU check script's whole path on CPU (dry mode).
 """
 
 from __future__ import annotations
@@ -407,6 +408,7 @@ def test_gpu_check_is_valid_shell() -> None:
         assert lint.returncode == 0, lint.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_gpu_check_dry_run_serves_the_expert_through_the_launcher(tmp_path: Path) -> None:
     out = tmp_path / "out"

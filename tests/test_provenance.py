@@ -62,6 +62,7 @@ def project_params() -> dict[str, Any]:
         "experts": [
             {"model": "alpha", "strategy": "baseline"},
             {"model": "llmx", "strategy": "zero_shot"},
+            {"model": "llmx", "strategy": "few_shot"},
         ],
         "client": {"model": "fact_lookup", "strategy": "first_person_dialogue"},
         "matcher": {"model": "lexical"},
@@ -105,6 +106,7 @@ def build_project(root: Path) -> SimpleNamespace:
         ex, st = e["model"], e["strategy"]
         cfg = cfgmod.stable_hash(cfgmod.simulation_config(params, ex, st))
         llm = ex == "llmx"
+        few = st == "few_shot"
         ts = [
             t.model_copy(
                 update={
@@ -119,7 +121,7 @@ def build_project(root: Path) -> SimpleNamespace:
             for t in base_ts
         ]
         ms = [m.model_copy(update={"expert": ex, "strategy": st}) for m in base_ms]
-        if not llm:  # the second system elicits less: drop the last question's facts
+        if not llm or few:  # these elicit less: drop the last question's facts
             ms = [
                 m.model_copy(update={"per_question": (*m.per_question[:-1], ())})
                 if m.per_question

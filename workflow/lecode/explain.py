@@ -237,7 +237,8 @@ def _git_line(git: Mapping[str, Any]) -> str:
 
 
 def _value_line(cell: Mapping[str, Any]) -> str:
-    parts = [f"{cell.get('display') or _fmt(cell.get('value'))} ({_fmt(cell.get('value'))})"]
+    shown = str(cell.get("display") or _fmt(cell.get("value"))).replace("*", "")
+    parts = [f"{shown} ({_fmt(cell.get('value'))})"]
     if cell.get("ci_low") is not None:
         parts.append(f"interval [{_fmt(cell['ci_low'], 4)}, {_fmt(cell['ci_high'], 4)}]")
     if cell.get("n") is not None:

@@ -510,8 +510,11 @@ def _partners(
     if table == "paired":
         ref = row["label"].rsplit(" − ", 1)[-1]
         return [own, labels.get(ref, ref)]
-    # Tables 6/7: the delta row is FS - ZS of one expert model.
-    return [_key(row["expert"], str(settings.get("few_shot", "few_shot"))), own]
+    # Tables 6/7: the delta row is FS - ZS of one expert model (its strategy is left empty).
+    return [
+        _key(row["expert"], str(settings.get("few_shot", "few_shot"))),
+        _key(row["expert"], str(settings.get("zero_shot", "zero_shot"))),
+    ]
 
 
 def metric_cells(
