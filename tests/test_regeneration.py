@@ -190,7 +190,9 @@ def test_the_default_remote_is_a_local_directory() -> None:
 def test_fresh_clone_is_up_to_date_and_regenerates_identical_tables(
     origin: SimpleNamespace, clone: Path
 ) -> None:
-    why = "a fresh clone after dvc pull must not rerun anything (no mtimes, no metadata)"
+    why = "a fresh clone after dvc pull must not rerun anything"
+    status = run(origin.root, tool("dvc"), "status").stdout
+    assert "Data and pipelines are up to date" in status, f"the original after dvc repro: {status}"
     assert snakemake_dry(clone, "all_tables") == {}, why
     assert snakemake_dry(clone, "all") == {}, why
     assert "Data and pipelines are up to date" in run(clone, tool("dvc"), "status").stdout
@@ -221,6 +223,8 @@ def test_deleted_reports_come_back_identical_figures_and_html_too(
     got = tree(clone / "reports")
     differ = sorted(k for k in want if got.get(k) != want[k])
     assert not differ, differ
+    page = (clone / "reports" / "index.html").read_text("utf-8")
+    assert 'id="provenance-data"' in page and 'data-cell="table3|' in page
 
 
 @pytest.mark.slow
@@ -317,6 +321,10 @@ def test_an_llm_run_regenerates_with_its_endpoint_gone(
 ) -> None:
     clone = fresh_clone(llm_origin, tmp_path / "clone")
     assert snakemake_dry(clone, "all_tables") == {}
+    # another temperature for the LLM expert: only its jobs
+    (clone / "temp.yaml").write_text("models: {mockllm: {temperature: 0.3}}\n", "utf-8")
+    dry = run(clone, tool("snakemake"), "all_tables", "-n", "--configfile", "temp.yaml")
+    assert set(re.findall(r"wildcards: expert=([^,\s]+)", dry.stdout + dry.stderr)) == {"mockllm"}
     # transcripts and journal of the LLM expert gone: make replays every response from the
     # pulled store (no key, no server: a request that is not stored fails the run)
     for kind in ("transcripts", "matches", "scores"):

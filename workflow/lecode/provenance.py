@@ -713,32 +713,3 @@ def load_all(tables_dir: str | Path) -> dict[str, dict[str, Any]]:
     for path in sorted(Path(tables_dir).glob(f"*{SUFFIX}")):
         out[path.name[: -len(SUFFIX)]] = json.loads(path.read_text(encoding="utf-8"))
     return out
-
-
-# --------------------------------------------------------------------------- receipts
-
-
-def _listing(path: Path) -> dict[str, str | None]:
-    if path.is_dir():
-        return {
-            f.relative_to(path.parent).as_posix(): sha256_file(f)
-            for f in sorted(path.rglob("*"))
-            if f.is_file() and not f.name.startswith(".snakemake")
-        }
-    return {path.as_posix(): sha256_file(path) if path.is_file() else None}
-
-
-def write_receipt(receipt: str | Path, outputs: Sequence[str | Path]) -> Path:
-    """Record what a job wrote at fixed paths (``reports/...``), with hashes, in its receipt
-    ``<folder>/<configuration hash>.json``, and remove the other receipts of that folder (the
-    same job under other configurations): returning to an earlier configuration then rebuilds
-    the fixed-path outputs instead of trusting what another configuration left there."""
-    receipt = Path(receipt)
-    files: dict[str, str | None] = {}
-    for out in outputs:
-        files.update(_listing(Path(out)))
-    atomic_write_text(receipt, json.dumps({"outputs": files}, indent=1, sort_keys=True) + "\n")
-    for other in receipt.parent.glob(f"*{receipt.suffix}"):
-        if other != receipt:
-            other.unlink()
-    return receipt

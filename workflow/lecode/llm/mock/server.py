@@ -389,7 +389,8 @@ class MockControl:
         self.root = url.rsplit("/v1", 1)[0]
 
     def stats(self) -> dict[str, Any]:
-        return httpx.get(f"{self.root}/_mock/stats", timeout=10).json()
+        data: dict[str, Any] = httpx.get(f"{self.root}/_mock/stats", timeout=10).json()
+        return data
 
     def requests_by_role(self) -> dict[str, int]:
         return dict(self.stats()["requests"])
