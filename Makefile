@@ -7,7 +7,11 @@ UV := $(shell command -v uv 2>/dev/null)
 # PyTorch CPU index.
 FIND_LINKS ?= $(if $(wildcard /opt/wheels),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 CORES ?= all
-SNAKEMAKE := $(VENV)/bin/snakemake
+# Regeneration is offline: LLM responses come only from store/responses (fetched by `dvc pull`)
+# and the first request not in it stops the run, nothing is sent. For a run that may call
+# APIs (new models, new test cases): `make all_tables REPLAY=0`.
+REPLAY ?= 1
+SNAKEMAKE := LECODE_REPLAY=$(REPLAY) $(VENV)/bin/snakemake
 
 .PHONY: env sysdeps all_tables all test test-slow test-all lint format lock clean-results
 

@@ -137,6 +137,7 @@ def code_hash(*relative: str) -> str:
 SIMULATION_CODE = ("simulate.py", "agents", "text.py")
 MATCHING_CODE = ("agents", "text.py")
 SCORING_CODE = ("scoring.py", "metrics", "text.py")
+REPORT_CODE = ("report", "stats.py", "provenance.py", "explain.py")
 
 
 def model_identity(model_cfg: dict[str, Any]) -> dict[str, Any]:

@@ -113,11 +113,17 @@ def run_simulation(
         client_cfg["model"], params["models"][client_cfg["model"]], client_cfg["strategy"], ctx
     )
     sim_cfg = cfgmod.simulation_config(params, expert, strategy)
-    provenance = {"config_hash": cfgmod.stable_hash(sim_cfg)}
-    for role, obj in (("expert", exp), ("client", cl)):
-        describe = getattr(obj, "describe", None)
-        if callable(describe):
-            provenance.update({f"{role}.{k}": str(v) for k, v in describe().items()})
+    config_hash = cfgmod.stable_hash(sim_cfg)
+
+    def provenance() -> dict[str, str]:
+        """The configuration hash and what each role reports about itself right now."""
+        out = {"config_hash": config_hash}
+        for role, obj in (("expert", exp), ("client", cl)):
+            describe = getattr(obj, "describe", None)
+            if callable(describe):
+                out.update({f"{role}.{k}": str(v) for k, v in describe().items()})
+        return out
+
     try:
         transcripts = asyncio.run(
             simulate_cases(
@@ -317,12 +323,15 @@ def build_figures(
 def build_html(
     files: Any, systems: Sequence[dict[str, str]], report: dict[str, Any], *, out: str
 ) -> None:
+    from lecode.explain import html_summaries
     from lecode.report.html import write_html
     from lecode.report.outputs import ReportSettings
 
     data = ReportInputs(files)
+    tables = getattr(files, "tables", None)
     write_html(
         out,
+        provenance=html_summaries(tables) if tables else None,
         scores=data.scores,
         systems=systems,
         n_expected=data.n_expected,

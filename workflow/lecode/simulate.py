@@ -17,7 +17,7 @@ import asyncio
 import fcntl
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -134,12 +134,14 @@ async def simulate_cases(
     strategy: str,
     max_turns: int,
     journal: DialogueJournal,
-    provenance: dict[str, str] | None = None,
+    provenance: Callable[[], dict[str, str]] | None = None,
     fail_on_error: float | None = None,
 ) -> list[Transcript]:
     """Simulate every case not already in the journal; returns transcripts in case order.
 
-    Dialogues run concurrently; LLM roles throttle themselves per endpoint.
+    Dialogues run concurrently; LLM roles throttle themselves per endpoint. ``provenance`` is
+    asked after each dialogue, so it can report what the endpoint revealed while serving it
+    (served model id, system fingerprint).
     """
     done = journal.load()
     todo = [c for c in cases if c.id not in done]
@@ -151,9 +153,9 @@ async def simulate_cases(
     )
 
     async def one(case: Case) -> Transcript:
-        t = await simulate_case(
-            case, expert, client, strategy=strategy, max_turns=max_turns, provenance=provenance
-        )
+        t = await simulate_case(case, expert, client, strategy=strategy, max_turns=max_turns)
+        if provenance is not None:
+            t = t.model_copy(update={"provenance": provenance()})
         journal.append(t)
         return t
 

@@ -148,6 +148,10 @@ def all_transcript_files(wildcards=None):
     return [transcript_file(x["expert"], x["strategy"], k) for x in SYSTEMS for k in SHARDS]
 
 
+# Report code is hashed into the report rules' params: editing it rebuilds the reports.
+REPORT_CODE = lecode_config.code_hash(*lecode_config.REPORT_CODE)
+
+
 def report_inputs(wildcards=None):
     """Everything the tables, figures and HTML report read."""
     systems = [(x["expert"], x["strategy"]) for x in SYSTEMS]

@@ -11,6 +11,7 @@ rule tables:
     params:
         systems=SYSTEMS,
         report=config["report"],
+        code=REPORT_CODE,
     threads: 2
     resources:
         mem_mb=2000,
@@ -30,13 +31,14 @@ rule figures:
         plots=directory("reports/plots"),
     params:
         systems=SYSTEMS,
+        code=REPORT_CODE,
     threads: 1
     resources:
         mem_mb=2000,
     log:
         "logs/figures.log",
     benchmark:
-        "results/benchmarks/figures.tsv"
+        "logs/benchmarks/figures.tsv"  # results/ belongs to the all_tables DVC stage
     script:
         "../scripts/figures.py"
 
@@ -44,12 +46,14 @@ rule figures:
 rule html_report:
     input:
         unpack(report_inputs),
-        figures="reports/figures",
+        figures=ancient("reports/figures"),  # folders: no checksum, so no mtime either
+        tables=ancient("reports/tables"),  # the cells' provenance, shown on click
     output:
         "reports/index.html",
     params:
         systems=SYSTEMS,
         report=config["report"],
+        code=REPORT_CODE,
     threads: 2
     resources:
         mem_mb=2000,

@@ -10,4 +10,5 @@ build_tables(
     sm.params.report,
     out_dir=sm.output.tables,
     metrics=sm.output.metrics,
+    params=sm.config,
 )

@@ -96,7 +96,6 @@ class LLMClient:
         limits.declare(self.endpoint, spec.concurrency)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
         self._clients = weakref.WeakKeyDictionary()
-        self._url = ""
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
         self.seen_models: set[str] = set()
@@ -230,8 +229,8 @@ class LLMClient:
             base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
             api_key = self.spec.api_key(self._environ)
             register_secret(api_key)
-            self._url = f"{str(base_url).rstrip('/')}/chat/completions"
             client = httpx.AsyncClient(
+                base_url=f"{str(base_url).rstrip('/')}/",
                 headers={
                     "Authorization": f"Bearer {api_key}",
                     "Content-Type": "application/json",
@@ -267,7 +266,9 @@ class LLMClient:
         retries = 0
         client = await self._client()
         # built before a slot is taken, so that a slot is held only while on the wire
-        request = client.build_request("POST", self._url, content=content, headers=extra_headers)
+        request = client.build_request(
+            "POST", "chat/completions", content=content, headers=extra_headers
+        )
         while True:
             try:
                 async with sem:
