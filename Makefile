@@ -13,7 +13,7 @@ CORES ?= all
 REPLAY ?= 1
 SNAKEMAKE := LECODE_REPLAY=$(REPLAY) $(VENV)/bin/snakemake
 
-.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock clean-results
+.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock bench clean-results
 
 env: $(VENV)/.installed
 
@@ -55,6 +55,12 @@ format: env
 # Regenerate the lock file after changing dependencies in pyproject.toml.
 lock:
 	uv pip compile pyproject.toml --extra dev --python-version 3.11 $(FIND_LINKS) -o requirements.lock
+
+# Performance checks of the LLM harness against the mock server; each prints ratio=...
+bench: env
+	$(PY) benchmarks/harness_throughput.py
+	$(PY) benchmarks/warm_rerun.py
+	$(PY) benchmarks/call_overhead.py
 
 clean-results:
 	rm -rf results logs reports/tables reports/figures reports/metrics.json

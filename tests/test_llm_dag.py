@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -443,3 +444,88 @@ def test_gpu_check_fails_clearly(tmp_path: Path) -> None:
     if not shutil.which("nvidia-smi"):
         no_gpu = gpu_check(str(tmp_path))
         assert no_gpu.returncode != 0 and "nvidia-smi not found" in no_gpu.stderr
+
+
+# -- vLLM servers started and stopped by Snakefile hooks (the hooks are added to the copy) ----
+
+HOOKS = """
+
+onstart:
+    from lecode.llm.cli import serve_start
+
+    for line in serve_start(config):
+        print(f"vLLM server {line}", file=sys.stderr)
+
+
+onsuccess:
+    from lecode.llm.cli import serve_stop
+
+    serve_stop(config)
+
+
+onerror:
+    from lecode.llm.cli import serve_stop
+
+    serve_stop(config)
+"""
+
+
+def served_url(output: str) -> str:
+    match = re.search(r"vLLM server local (http://127\.0\.0\.1:\d+/v1)", output)
+    assert match, output[-3000:]
+    return match.group(1)
+
+
+def is_serving(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_snakefile_hooks_start_and_stop_the_vllm_server(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    copy_project(project)
+    with open(project / "Snakefile", "a", encoding="utf-8") as fh:
+        fh.write(HOOKS)
+    (tmp_path / "model").mkdir()
+    local = {"backend": "vllm", "model": "local", "model_path": str(tmp_path / "model"), "seed": 0}
+    cfg: dict[str, Any] = {
+        "dataset": {"n_shards": 2, "limit": 3},
+        "models": {"local": local},
+        "experts": [{"model": "local", "strategy": "zero_shot"}],
+        "simulation": {"max_turns": 3},
+        "metrics": {"bertscore": {"enabled": False}},
+        "report": {"bootstrap": {"resamples": 200}},
+    }
+    (project / "llm.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    env = {
+        **job_env(key=False),
+        "LECODE_VLLM_COMMAND": f"{sys.executable} -m lecode.llm.mock.standin",
+        "LECODE_MOCK_DATA": str(TEST_SET),
+    }
+    dry = snakemake(project, "all_tables", "-n", env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert not (project / "store" / "servers").exists(), "a dry run started a server"
+    out = run_ok(project, env=env)
+    transcripts = records(project, "transcripts")
+    assert len(transcripts) == 3
+    assert all(t["stop_reason"] in ("advice", "max_turns") for t in transcripts)
+    assert {t["provenance"]["expert.backend"] for t in transcripts} == {"vllm"}
+    assert not is_serving(served_url(out)), "the server outlived a successful run"
+    assert not list((project / "store" / "servers").glob("*.json"))
+
+    # a failing run stops it as well: an adapter the server does not serve (404, final), and
+    # simulation.fail_on_error 0 turns the failed dialogues into a failed job
+    cfg["models"]["broken"] = {"backend": "vllm", "server": "local", "model": "no-such-adapter"}
+    cfg["experts"] = [{"model": "broken", "strategy": "zero_shot"}]
+    cfg["simulation"]["fail_on_error"] = 0.0
+    (project / "llm.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    run = snakemake(project, "all_tables", env=env)
+    assert run.returncode != 0
+    assert "TooManyErrors" in run.stdout + run.stderr
+    assert not is_serving(served_url(run.stdout + run.stderr)), "the server outlived a failure"
+    assert not list((project / "store" / "servers").glob("*.json"))

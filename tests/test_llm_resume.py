@@ -18,8 +18,9 @@ from lecode.llm.mock import MockServer
 from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
 from lecode.llm.mock.testing import KEY_ENV
 
+CONCURRENCY = 2
 JOB = textwrap.dedent(
-    """
+    f"""
     import asyncio, json, sys
     from lecode.agents.registry import RoleContext, build_client, build_expert
     from lecode.dataset import load_cases
@@ -30,8 +31,8 @@ JOB = textwrap.dedent(
     cases_path, url, store, journal, out = sys.argv[1:6]
     cases = load_cases(cases_path)
     rt = runtime(store)
-    ctx = RoleContext(runtime=rt, options={"max_turns": 10})
-    cfg = model_cfg(url, concurrency=2)
+    ctx = RoleContext(runtime=rt, options={{"max_turns": 10}})
+    cfg = model_cfg(url, concurrency={CONCURRENCY})
     expert = build_expert("e", cfg, "zero_shot", ctx)
     client = build_client("c", cfg, "first_person_dialogue", ctx)
     ts = asyncio.run(simulate_cases(cases, expert, client, strategy="zero_shot", max_turns=10,
@@ -83,7 +84,9 @@ def test_kill_9_mid_shard_then_resume(tmp_path: Path, monkeypatch: pytest.Monkey
         mock.reset()
         subprocess.run(_job(tmp_path, mock.url, "run"), check=True, env=env, timeout=120)
         second = mock.stats()
-    served_before = set(first["served"])
+    # Replies still in flight when the job was killed (at most `concurrency` of them) were
+    # served but never stored; every earlier reply was stored and must not be asked again.
+    served_before = set(first["served"][:-CONCURRENCY])
     requested_again = {e["digest"] for e in second["log"]}
     assert not served_before & requested_again, "a finished request was sent again"
     assert second["total_requests"] > 0

@@ -156,7 +156,7 @@ async def simulate_cases(
         t = await simulate_case(case, expert, client, strategy=strategy, max_turns=max_turns)
         if provenance is not None:
             t = t.model_copy(update={"provenance": provenance()})
-        journal.append(t)
+        await asyncio.to_thread(journal.append, t)  # fsync off the event loop
         return t
 
     fresh = await asyncio.gather(*(one(c) for c in todo))

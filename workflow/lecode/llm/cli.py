@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _used_models(params: dict[str, Any]) -> list[str]:
+def _used_models(params: Mapping[str, Any]) -> list[str]:
     names = [e["model"] for e in params.get("experts") or []]
     for role in ("client", "matcher", "judge"):
         if params.get(role):
@@ -46,12 +46,46 @@ def _used_models(params: dict[str, Any]) -> list[str]:
 
 
 def _servers_dir(args: argparse.Namespace, params: dict[str, Any]) -> Path:
-    if args.servers_dir:
-        return Path(args.servers_dir)
+    return Path(args.servers_dir) if args.servers_dir else servers_dir_of(params)
+
+
+def servers_dir_of(params: Mapping[str, Any]) -> Path:
+    """Where the vLLM state files of ``params`` live (``llm.servers_dir``, else ``servers``
+    beside ``llm.store_dir``), as the jobs' runtime finds them."""
     llm = params.get("llm") or {}
     if llm.get("servers_dir"):
         return Path(llm["servers_dir"])
     return Path(llm.get("store_dir", "store/responses")).parent / "servers"
+
+
+def serve_start(
+    params: Mapping[str, Any], *, log_dir: str | Path = "logs/vllm", timeout: float = 900.0
+) -> list[str]:
+    """Start (or reuse) a vLLM server for every vLLM entry the experiment uses; returns
+    ``name base_url`` lines. Nothing is started in replay mode. On any failure every server is
+    stopped again and :class:`LLMConfigError` (or the failure) propagates. For Snakefile
+    hooks: ``onstart: serve_start(config)``."""
+    from lecode.llm import vllm
+
+    if _replay(params):
+        return []
+    servers_dir = servers_dir_of(params)
+    lines = []
+    try:
+        for spec in vllm.specs_to_serve(params.get("models") or {}, _used_models(params)):
+            state = vllm.start_server(spec, servers_dir, log_dir=log_dir, health_timeout=timeout)
+            lines.append(f"{spec.name} {state.base_url} ({', '.join(state.served_models)})")
+    except BaseException:
+        vllm.stop_all(servers_dir)
+        raise
+    return lines
+
+
+def serve_stop(params: Mapping[str, Any]) -> list[str]:
+    """Stop every server recorded for ``params`` (``onsuccess``/``onerror`` hooks)."""
+    from lecode.llm import vllm
+
+    return vllm.stop_all(servers_dir_of(params))
 
 
 def cmd_forecast(args: argparse.Namespace) -> int:
@@ -85,24 +119,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if _replay(params):
         print("replay mode: no vLLM server is started")
         return 0
+    if args.servers_dir:
+        params = {**params, "llm": {**(params.get("llm") or {}), "servers_dir": args.servers_dir}}
     try:
-        specs = vllm.specs_to_serve(params.get("models") or {}, _used_models(params))
-        for spec in specs:
-            state = vllm.start_server(
-                spec, servers_dir, log_dir=args.log_dir, health_timeout=args.timeout
-            )
-            print(f"vLLM server {spec.name}: {state.base_url} ({', '.join(state.served_models)})")
+        for line in serve_start(params, log_dir=args.log_dir, timeout=args.timeout):
+            print(f"vLLM server {line}")
     except LLMConfigError as exc:
-        vllm.stop_all(servers_dir)
         print(f"lecode serve start: {exc}", file=sys.stderr)
         return 1
-    except BaseException:
-        vllm.stop_all(servers_dir)
-        raise
     return 0
 
 
-def _replay(params: dict[str, Any]) -> bool:
+def _replay(params: Mapping[str, Any]) -> bool:
     from lecode.llm.runtime import replay_forced
 
     return bool((params.get("llm") or {}).get("replay")) or replay_forced()
