@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,20 @@ def write_jsonl(path: Path, records: list[Any]) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+PROJECT_FILES = ("Snakefile", "params.yaml", "profiles", "data", "workflow")
+
+
+def copy_project(dest: Path) -> Path:
+    """A copy of the workflow (rules, package, params, data) to run the real DAG in."""
+    for name in PROJECT_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / name)
+    return dest
 
 
 @pytest.fixture

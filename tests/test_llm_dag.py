@@ -35,6 +35,7 @@ from lecode.dataset import load_cases
 from lecode.llm.mock import MockControl, spawn_mock
 from lecode.llm.mock.testing import KEY_ENV
 from lecode.shards import select
+from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -74,16 +75,6 @@ def llm_config(url: str, *, max_retries: int = 10) -> dict[str, Any]:
         "report": {"bootstrap": {"resamples": 200}},
         "llm": {"retry": {"base_delay": 0.001, "rate_limit_delay": 0.001, "max_delay": 0.01}},
     }
-
-
-def copy_project(dest: Path) -> Path:
-    for name in ("Snakefile", "params.yaml", "profiles", "data", "workflow"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
 
 
 def job_env(*, key: bool = True, replay: bool = False) -> dict[str, str]:

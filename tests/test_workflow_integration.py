@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -20,13 +21,8 @@ report: {bootstrap: {resamples: 1000}}
 """
 
 
-def copy_project(dest: Path) -> Path:
-    for name in ("Snakefile", "params.yaml", "profiles", "data", "workflow"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
+def tiny_project(dest: Path) -> Path:
+    copy_project(dest)
     (dest / "tiny.yaml").write_text(TINY, encoding="utf-8")
     return dest
 
@@ -41,7 +37,7 @@ def snakemake(
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    proj = copy_project(tmp_path_factory.mktemp("proj"))
+    proj = tiny_project(tmp_path_factory.mktemp("proj"))
     run = snakemake(proj, "all_tables")
     assert run.returncode == 0, run.stderr[-4000:]
     return proj
