@@ -5,12 +5,13 @@ limiter, no network). On a miss it either fails (replay mode) or calls the endpo
 endpoint's concurrency limit with retries, stores the response (write-ahead, durable before it
 is returned) and records the call in the ledger.
 
-Requests go out as plain HTTP (``httpx2``, see :mod:`lecode.llm.http`) in the OpenAI
-chat-completions format: ``POST <base_url>/chat/completions`` with a bearer key, the request
-built once before a slot of the concurrency limit is taken, the reply decoded with ``json``.
-The ``openai`` SDK's typed request transformation and response models cost more CPU per call
-than the rest of the harness together (``benchmarks/harness_throughput.py``), and with many
-calls in flight that CPU time keeps a slot busy beyond the endpoint's own latency.
+Requests go through the ``openai`` SDK (``AsyncOpenAI``, its own retries off) in the OpenAI
+chat-completions format, on its raw request path: the JSON body is built once by us and sent
+as it is, the reply decoded with ``json``. The SDK's typed transformation of every message and
+its response models cost more CPU per call than the rest of the harness together
+(``benchmarks/harness_throughput.py``), and with many calls in flight that CPU time keeps a
+slot of the concurrency limit busy beyond the endpoint's own latency. The HTTP client under it
+is ``httpx2`` (:mod:`lecode.llm.http`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import openai
+
 from lecode.llm.errors import LLMCallError, ReplayMissError
 from lecode.llm.http import lib as httpx
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
 from lecode.llm.ledger import CallRecord, UsageLedger
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
-from lecode.llm.retry import EmptyResponseError, RetryPolicy, StatusError, classify
+from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore, StoredResponse
@@ -94,7 +97,7 @@ class LLMClient:
         self.partition = partition_name(self.identity)
         self.endpoint = spec.identity_url
         limits.declare(self.endpoint, spec.concurrency)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
         self._clients = weakref.WeakKeyDictionary()
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
@@ -219,24 +222,18 @@ class LLMClient:
             f"last message begins: {snippet!r}"
         )
 
-    async def _client(self) -> httpx.AsyncClient:
-        """The HTTP client of the running event loop, created on first use. It is closed
-        inside that loop when the loop shuts down (``asyncio.run`` finalises async
-        generators), so no connection outlives its loop."""
+    async def _client(self) -> openai.AsyncOpenAI:
+        """The ``openai`` client of the running event loop, created on first use. Its HTTP
+        client is closed inside that loop when the loop shuts down (``asyncio.run`` finalises
+        async generators), so no connection outlives its loop. The SDK's own retries are off:
+        :mod:`lecode.llm.retry` decides, counts and logs every retry."""
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
             base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
             api_key = self.spec.api_key(self._environ)
             register_secret(api_key)
-            client = httpx.AsyncClient(
-                base_url=f"{str(base_url).rstrip('/')}/",
-                headers={
-                    "Authorization": f"Bearer {api_key}",
-                    "Content-Type": "application/json",
-                    "Accept": "application/json",
-                    "User-Agent": USER_AGENT,
-                },
+            http = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.spec.timeout),
                 limits=httpx.Limits(
                     max_connections=max(1000, self.spec.concurrency),
@@ -244,8 +241,16 @@ class LLMClient:
                 ),
                 follow_redirects=False,
             )
+            client = openai.AsyncOpenAI(
+                api_key=api_key,
+                base_url=str(base_url).rstrip("/"),
+                max_retries=0,
+                timeout=self.spec.timeout,
+                http_client=http,
+                default_headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
+            )
             self._clients[loop] = client
-            guard = _close_at_loop_end(client)
+            guard = _close_at_loop_end(http)
             await guard.__anext__()
             self._guards[loop] = guard
         return client
@@ -265,18 +270,19 @@ class LLMClient:
         content = json.dumps({**body, **decoding}, ensure_ascii=False).encode("utf-8")
         retries = 0
         client = await self._client()
-        # built before a slot is taken, so that a slot is held only while on the wire
-        request = client.build_request(
-            "POST", "chat/completions", content=content, headers=extra_headers
-        )
+        # The body goes out as it is: the chat-completions request of the OpenAI API, sent
+        # through the SDK's raw request path (its typed transformation of every message costs
+        # more CPU than the rest of the harness, see benchmarks/harness_throughput.py).
+        options: Any = {"headers": extra_headers}
         while True:
             try:
                 async with sem:
                     self.network_calls += 1
-                    reply = await client.send(request)
-                if not reply.is_success:
-                    raise StatusError.from_reply(
-                        reply.status_code, reply.content, reply.headers.get("retry-after")
+                    reply = await client.post(
+                        "/chat/completions",
+                        cast_to=httpx.Response,
+                        content=content,
+                        options=options,
                     )
                 return parse_completion(reply.content), retries
             except Exception as exc:
@@ -336,7 +342,7 @@ class LLMClient:
         self.drop_connections()
         for client in clients:
             with contextlib.suppress(Exception):  # a client bound to a finished loop
-                await client.aclose()
+                await client.close()
 
 
 async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncIterator[None]:
