@@ -128,3 +128,19 @@ class LLMRole:
         if self.llm.seen_fingerprints:
             out["system_fingerprint"] = ",".join(sorted(self.llm.seen_fingerprints))
         return out
+
+
+class ReaskingRole(LLMRole):
+    """An LLM role answering in JSON (matcher, judge): one strategy, re-asked on bad replies."""
+
+    def __init__(
+        self,
+        name: str,
+        llm: LLMClient,
+        templates: Mapping[str, PromptTemplate],
+        *,
+        max_reasks: int = 2,
+        replicate: int = 0,
+    ) -> None:
+        super().__init__(name, llm, templates, strategy="default", replicate=replicate)
+        self.max_reasks = max_reasks

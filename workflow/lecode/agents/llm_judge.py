@@ -5,28 +5,14 @@
 from __future__ import annotations
 
 from lecode.agents.base import RoleError, UsageMeter
-from lecode.agents.llm_common import LLMRole
-from lecode.llm.client import LLMClient
+from lecode.agents.llm_common import ReaskingRole
 from lecode.llm.parsing import parse_judge
 from lecode.llm.render import format_dialogue, one_line
-from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, JudgeScores, Transcript
 
 
-class LLMJudge(LLMRole):
+class LLMJudge(ReaskingRole):
     role = "judge"
-
-    def __init__(
-        self,
-        name: str,
-        llm: LLMClient,
-        templates: dict[str, PromptTemplate],
-        *,
-        max_reasks: int = 2,
-        replicate: int = 0,
-    ) -> None:
-        super().__init__(name, llm, templates, strategy="default", replicate=replicate)
-        self.max_reasks = max_reasks
 
     async def judge(self, case: Case, transcript: Transcript, *, meter: UsageMeter) -> JudgeScores:
         advice = transcript.advice

@@ -8,28 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lecode.agents.base import UsageMeter
-from lecode.agents.llm_common import LLMRole
-from lecode.llm.client import LLMClient
+from lecode.agents.llm_common import ReaskingRole
 from lecode.llm.parsing import parse_matches
 from lecode.llm.render import format_numbered_facts, format_qa_pairs
-from lecode.llm.templates import PromptTemplate
 from lecode.records import UNKNOWN_ANSWER, Case
 
 
-class LLMMatcher(LLMRole):
+class LLMMatcher(ReaskingRole):
     role = "matcher"
-
-    def __init__(
-        self,
-        name: str,
-        llm: LLMClient,
-        templates: dict[str, PromptTemplate],
-        *,
-        max_reasks: int = 2,
-        replicate: int = 0,
-    ) -> None:
-        super().__init__(name, llm, templates, strategy="default", replicate=replicate)
-        self.max_reasks = max_reasks
 
     async def match(
         self, case: Case, pairs: Sequence[tuple[str, str]], *, meter: UsageMeter

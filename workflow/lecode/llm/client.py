@@ -31,7 +31,7 @@ import openai
 from lecode.llm.errors import LLMCallError, ReplayMissError
 from lecode.llm.http import lib as httpx
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
-from lecode.llm.ledger import CallRecord, UsageLedger
+from lecode.llm.ledger import CallRecord, UsageLedger, call_usage
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
 from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
@@ -58,14 +58,7 @@ class Completion:
     system_fingerprint: str = ""
 
     def usage(self) -> RoleUsage:
-        return RoleUsage(
-            calls=1,
-            cached=int(self.cached),
-            retries=self.retries,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost=self.cost,
-        )
+        return call_usage(self)
 
 
 class LLMClient:

@@ -15,8 +15,34 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 from lecode.records import RoleUsage
+
+
+class _CallCounts(Protocol):
+    @property
+    def cached(self) -> bool: ...
+    @property
+    def retries(self) -> int: ...
+    @property
+    def prompt_tokens(self) -> int: ...
+    @property
+    def completion_tokens(self) -> int: ...
+    @property
+    def cost(self) -> float: ...
+
+
+def call_usage(call: _CallCounts) -> RoleUsage:
+    """The usage of one LLM call (a stored response or a ledger record)."""
+    return RoleUsage(
+        calls=1,
+        cached=int(call.cached),
+        retries=call.retries,
+        prompt_tokens=call.prompt_tokens,
+        completion_tokens=call.completion_tokens,
+        cost=call.cost,
+    )
 
 
 @dataclass(frozen=True)
@@ -35,14 +61,7 @@ class CallRecord:
     error: str = ""
 
     def usage(self) -> RoleUsage:
-        return RoleUsage(
-            calls=1,
-            cached=int(self.cached),
-            retries=self.retries,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost=self.cost,
-        )
+        return call_usage(self)
 
 
 class UsageLedger:
