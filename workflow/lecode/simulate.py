@@ -85,37 +85,101 @@ class DialogueJournal:
     """Append-only, fsynced JSONL of finished transcripts of one system configuration.
 
     Lives outside Snakemake's declared outputs, so a crashed or killed job loses nothing that
-    finished. Safe for several shard jobs appending at once (one locked write per line). A torn
-    last line from a ``kill -9`` is ignored on reading. Transcripts that ended in ``error`` are
-    never journaled, so the next run retries exactly those dialogues.
+    finished. Safe for several shard jobs appending at once (one locked write per line; reading
+    takes a shared lock, so it never sees half a line in flight). A line that is torn (a
+    ``kill -9`` mid-write, at any byte), not UTF-8, not JSON or not a transcript is skipped on
+    reading with a warning naming ``file:line``; the lines after it are still read. Before each
+    append a torn last line is cut off (its bytes are kept in ``<journal>.torn``), so the next
+    record starts on a fresh line; a last line that lacks only its newline is complete and kept.
+    Transcripts that ended in ``error`` are never journaled, so the next run retries exactly
+    those dialogues.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
+    @property
+    def torn_path(self) -> Path:
+        """Where the bytes of torn last lines removed before an append are kept, for audit."""
+        return self.path.with_name(self.path.name + ".torn")
+
+    @staticmethod
+    def _parse(line: bytes) -> tuple[Transcript | None, str]:
+        """The transcript on ``line``, or ``None`` and why not."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+        try:
+            return Transcript.model_validate_json(text), ""
+        except ValidationError as exc:
+            if any(e["type"] == "json_invalid" for e in exc.errors()):
+                return None, "not JSON"
+            return None, f"not a valid transcript ({exc.error_count()} errors)"
+
     def load(self) -> dict[str, Transcript]:
+        """Finished transcripts by case id (a later line for a case wins)."""
         done: dict[str, Transcript] = {}
-        if not self.path.exists():
+        try:
+            with open(self.path, "rb") as fh:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH)  # wait out an append in flight
+                data = fh.read()
+        except FileNotFoundError:
             return done
-        with open(self.path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                try:
-                    t = Transcript.model_validate_json(line)
-                except ValidationError:
-                    log.warning("%s:%d: skipping a torn or invalid journal line", self.path, lineno)
-                    continue
-                done[t.case_id] = t
+        lines = data.split(b"\n")
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            t, why = self._parse(line)
+            if t is None:
+                if lineno == len(lines):
+                    why = f"torn last line, no newline; {why}"
+                log.warning(
+                    "%s:%d: skipping a torn or invalid journal line: %s", self.path, lineno, why
+                )
+                continue
+            done[t.case_id] = t
         return done
 
+    def _repair_tail(self, fd: int) -> bytes:
+        """Under the exclusive lock: make the next write start a fresh line. A torn last line
+        is copied to :attr:`torn_path` and cut off; one that lacks only its newline gets it
+        (returned, to be written with the record)."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return b""
+        data = os.pread(fd, size, 0)
+        start = data.rfind(b"\n") + 1
+        tail = data[start:]
+        if self._parse(tail)[0] is not None:
+            return b"\n"
+        lineno = data.count(b"\n", 0, start) + 1
+        with open(self.torn_path, "ab") as out:
+            out.write(tail + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.ftruncate(fd, start)
+        log.warning(
+            "%s:%d: cut off a torn last line (%d bytes, kept in %s)",
+            self.path,
+            lineno,
+            len(tail),
+            self.torn_path,
+        )
+        return b""
+
     def append(self, transcript: Transcript) -> None:
+        """Journal a finished transcript durably (``error`` transcripts are not journaled)."""
         if transcript.stop_reason == "error":
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = (dumps(transcript) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(fd, data)
+            view = memoryview(self._repair_tail(fd) + data)
+            while view:
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)

@@ -209,10 +209,11 @@ class LLMClient:
     def _describe_miss(self, messages: Sequence[Message], role: str, purpose: str, key: str) -> str:
         last = messages[-1]["content"] if messages else ""
         snippet = " ".join(last.split())[:120]
+        corrupt = self.store.describe_corrupt(self.partition, key)
         return (
             f"replay mode: no stored response for {role}/{purpose} request to model "
             f"{self.spec.name!r} ({self.spec.served_model} at {self.endpoint}), key {key[:16]}; "
-            f"last message begins: {snippet!r}"
+            f"last message begins: {snippet!r}" + (f"; {corrupt}" if corrupt else "")
         )
 
     async def _client(self) -> openai.AsyncOpenAI:

@@ -5,7 +5,17 @@ identity, one segment file per writing process and partition (so any number of s
 at once without sharing a file). A line is ``<key>\\t<crc32>\\t<json>\\n`` and is written with
 one ``write`` on an ``O_APPEND`` descriptor, then fsynced (group commit: one fsync covers every
 line written before it) before the response is handed to the caller. A process killed with
-``kill -9`` leaves at most a torn last line, which fails its checksum and is ignored on load.
+``kill -9`` leaves at most a torn last line.
+
+Corruption is never silent: a line that is torn, fails its checksum or is not a stored record is
+skipped on load with a warning naming ``file:line``, and the store remembers the key it held
+(or, where the key itself is unreadable, the line), so a replay miss can say that the entry was
+present but corrupt (:meth:`ResponseStore.describe_corrupt`). A line without its newline is torn
+only once its writer is gone: each writer holds an exclusive ``flock`` on its segment while it is
+open, so a reader that can take a shared lock knows the tail will never be completed. The next
+append never lands on a torn fragment: other processes' segments are never appended to (every
+writer creates its own with ``O_EXCL``), and a write of our own that fails part way makes the
+next line start with a newline.
 
 Only non-empty responses are stored; errors never reach the store.
 """
@@ -13,7 +23,10 @@ Only non-empty responses are stored; errors never reach the store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
+import logging
 import os
 import secrets
 import threading
@@ -24,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 SEGMENT_GLOB = "seg-*.jsonl"
+MAX_WARNINGS_PER_SEGMENT = 20  # per load of one segment; the rest are counted in one line
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,18 +80,54 @@ def encode_line(key: str, record: dict[str, Any]) -> bytes:
     return b"%s\t%08x\t%s\n" % (key.encode(), zlib.crc32(body), body)
 
 
-def decode_line(line: bytes) -> tuple[str, bytes] | None:
-    """``(key, json body)`` of an intact line, ``None`` for a torn or corrupt one."""
-    parts = line.split(b"\t", 2)
-    if len(parts) != 3 or len(parts[0]) != 64 or len(parts[1]) != 8:
+def _key_of(field: bytes) -> str | None:
+    """The key in a line's first field, if it is one (64 printable ASCII characters)."""
+    if len(field) != 64 or not field.isascii() or not field.isalnum():
         return None
+    return field.decode("ascii")
+
+
+def inspect_line(line: bytes) -> tuple[str | None, bytes | None, str | None]:
+    """``(key, json body, None)`` for an intact line (without its newline), else
+    ``(key or None, None, reason)``; the key is returned whenever it is still readable."""
+    parts = line.split(b"\t", 2)
+    key = _key_of(parts[0])
+    if len(parts) != 3:
+        return key, None, "torn or malformed line (missing fields)"
+    if key is None:
+        return None, None, "unreadable key"
+    if len(parts[1]) != 8:
+        return key, None, "malformed checksum field"
     try:
         crc = int(parts[1], 16)
     except ValueError:
-        return None
+        return key, None, "malformed checksum field"
     if zlib.crc32(parts[2]) != crc:
-        return None
-    return parts[0].decode(), parts[2]
+        return key, None, "checksum mismatch"
+    return key, parts[2], None
+
+
+def decode_line(line: bytes) -> tuple[str, bytes] | None:
+    """``(key, json body)`` of an intact line, ``None`` for a torn or corrupt one."""
+    key, body, _ = inspect_line(line)
+    return None if key is None or body is None else (key, body)
+
+
+def _writer_gone(fh: Any, name: str) -> bool:
+    """Whether no process is writing the segment open as ``fh`` (its tail is final)."""
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:  # no locks on this file system: is the writer's pid alive here?
+        try:
+            os.kill(int(name.split("-")[2]), 0)
+        except ProcessLookupError:
+            return True
+        except (OSError, ValueError, IndexError):
+            return False
+        return False
+    return True
 
 
 class _Segment:
@@ -85,6 +137,11 @@ class _Segment:
         self.path = path
         self.durable = durable
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o644)
+        # Held while we may write: readers take an unlocked segment's tail as final. Readers
+        # never lock an empty segment, so this does not wait. Without locks on this file system
+        # readers fall back to asking whether our pid is alive.
+        with contextlib.suppress(OSError):
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
         if durable:
             dfd = os.open(path.parent, os.O_RDONLY)
             try:
@@ -95,13 +152,21 @@ class _Segment:
         self.synced = 0
         self._task: asyncio.Task[None] | None = None
         self._lock = threading.Lock()
+        self._torn = False  # a failed write left a fragment: the next line starts afresh
 
     def append(self, data: bytes) -> int:
         with self._lock:
+            if self._torn:
+                data = b"\n" + data
             view = memoryview(data)
-            while view:
-                n = os.write(self.fd, view)
-                view = view[n:]
+            try:
+                while view:
+                    n = os.write(self.fd, view)
+                    view = view[n:]
+            except BaseException:
+                self._torn = self._torn or len(view) < len(data)
+                raise
+            self._torn = False
             self.written += 1
             return self.written
 
@@ -137,11 +202,24 @@ class _Partition:
         self.path = path
         self.index: dict[str, bytes] = {}
         self.offsets: dict[str, int] = {}  # segment file name -> bytes consumed
+        self.lines: dict[str, int] = {}  # segment file name -> complete lines consumed
         self.own: str | None = None  # our own segment's file name (already indexed on write)
+        self.corrupt: dict[str, list[str]] = {}  # key -> "file:line (reason)" of corrupt copies
+        self.unkeyed: list[str] = []  # corrupt lines whose key is unreadable
+        # segment file name -> (size, key or None, where) of its torn last line
+        self.torn: dict[str, tuple[int, str | None, str]] = {}
         self.lock = threading.Lock()
 
+    def _note_corrupt(self, key: str | None, where: str) -> None:
+        if key is None:
+            self.unkeyed.append(where)
+        else:
+            self.corrupt.setdefault(key, []).append(where)
+
     def refresh(self) -> int:
-        """Index complete lines appended since the last refresh (any process). Returns count."""
+        """Index complete lines appended since the last refresh (any process). Returns count.
+        Corrupt lines, and the torn last line of a segment no process writes any more, are
+        skipped with a warning and remembered."""
         if not self.path.is_dir():
             return 0
         added = 0
@@ -157,18 +235,78 @@ class _Partition:
                 if size <= start:
                     continue
                 with open(seg, "rb") as fh:
+                    gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
                     fh.seek(start)
-                    data = fh.read(size - start)
-                end = data.rfind(b"\n")
-                if end < 0:
-                    continue
-                for line in data[: end + 1].split(b"\n")[:-1]:
-                    decoded = decode_line(line)
-                    if decoded is not None and decoded[0] not in self.index:
-                        self.index[decoded[0]] = decoded[1]
+                    data = fh.read()
+                end = data.rfind(b"\n") + 1
+                lineno = self.lines.get(seg.name, 0)
+                warned = 0
+                for line in data[:end].split(b"\n")[:-1]:
+                    lineno += 1
+                    key, body, reason = inspect_line(line)
+                    if body is None:
+                        where = f"{seg}:{lineno}"
+                        self._note_corrupt(key, f"{where} ({reason})")
+                        warned += 1
+                        if warned <= MAX_WARNINGS_PER_SEGMENT:
+                            log.warning(
+                                "%s: skipping a corrupt response-store line: %s", where, reason
+                            )
+                        continue
+                    assert key is not None
+                    if key not in self.index:
+                        self.index[key] = body
                         added += 1
-                self.offsets[seg.name] = start + end + 1
+                if warned > MAX_WARNINGS_PER_SEGMENT:
+                    log.warning(
+                        "%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT
+                    )
+                self.offsets[seg.name] = start + end
+                self.lines[seg.name] = lineno
+                added += self._check_tail(seg, start + len(data), data[end:], lineno + 1, gone)
         return added
+
+    def _check_tail(self, seg: Path, size: int, tail: bytes, lineno: int, gone: bool) -> int:
+        """Look at the unterminated tail of a segment whose writer is gone (so it is final):
+        a line that lacks only its newline is indexed, anything else is reported once.
+        Returns the count of entries added."""
+        if not tail or not gone:
+            self.torn.pop(seg.name, None)
+            return 0
+        key, body, reason = inspect_line(tail)
+        if body is not None:
+            assert key is not None
+            self.torn.pop(seg.name, None)
+            if key in self.index:
+                return 0
+            self.index[key] = body
+            return 1
+        if self.torn.get(seg.name, (-1,))[0] == size:
+            return 0  # reported already
+        reason = f"torn last line ({reason})"
+        self.torn[seg.name] = (size, key, f"{seg}:{lineno} ({reason})")
+        log.warning("%s:%d: skipping a corrupt response-store line: %s", seg, lineno, reason)
+        return 0
+
+    def locate(self, key: str) -> str:
+        """``file:line`` of the first intact line holding ``key`` (for error messages)."""
+        for seg in sorted(self.path.glob(SEGMENT_GLOB)):
+            try:
+                data = seg.read_bytes()
+            except OSError:
+                continue
+            for lineno, line in enumerate(data.split(b"\n"), start=1):
+                if line[:64] == key.encode() and decode_line(line) is not None:
+                    return f"{seg}:{lineno}"
+        return f"{self.path}/?"
+
+    def drop_unreadable(self, key: str, reason: str) -> None:
+        """Forget an indexed entry whose record cannot be read, with a warning."""
+        where = self.locate(key)
+        with self.lock:
+            self.index.pop(key, None)
+            self.corrupt.setdefault(key, []).append(f"{where} ({reason})")
+        log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
 
 
 class ResponseStore:
@@ -202,11 +340,50 @@ class ResponseStore:
             body = part.index.get(key)
         if body is None:
             return None
-        return StoredResponse.from_dict(json.loads(body)["response"])
+        record = self._record(part, key, body)
+        if record is None:
+            return None
+        try:
+            return StoredResponse.from_dict(record["response"])
+        except (KeyError, TypeError, ValueError) as exc:
+            part.drop_unreadable(key, f"not a stored response ({type(exc).__name__}: {exc})")
+            return None
 
     def get_record(self, partition: str, key: str) -> dict[str, Any] | None:
-        body = self._partition(partition).index.get(key)
-        return None if body is None else json.loads(body)
+        part = self._partition(partition)
+        body = part.index.get(key)
+        return None if body is None else self._record(part, key, body)
+
+    @staticmethod
+    def _record(part: _Partition, key: str, body: bytes) -> dict[str, Any] | None:
+        try:
+            record = json.loads(body)
+        except ValueError as exc:
+            part.drop_unreadable(key, f"not JSON ({exc})")
+            return None
+        if not isinstance(record, dict):
+            part.drop_unreadable(key, "not a JSON object")
+            return None
+        return record
+
+    def describe_corrupt(self, partition: str, key: str) -> str | None:
+        """Why ``key`` may be missing although it was stored: where a corrupt copy of its entry
+        was found, or else which corrupt lines with an unreadable key might have held it;
+        ``None`` when the partition showed no corruption of either kind."""
+        part = self._partition(partition)
+        with part.lock:
+            torn = list(part.torn.values())
+            found = list(part.corrupt.get(key, ())) + [w for _, k, w in torn if k == key]
+            unkeyed = part.unkeyed + [w for _, k, w in torn if k is None]
+        if found:
+            return "the entry was present but corrupt at " + "; ".join(found)
+        if unkeyed:
+            shown = "; ".join(unkeyed[:5]) + ("; ..." if len(unkeyed) > 5 else "")
+            return (
+                f"{len(unkeyed)} corrupt line(s) whose key is unreadable may have held the "
+                f"entry: {shown}"
+            )
+        return None
 
     def _prepare(self, partition: str, key: str, record: dict[str, Any]) -> tuple[_Segment, int]:
         if self.readonly:
