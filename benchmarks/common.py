@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lecode.agents.registry import RoleContext, build_client, build_expert
+from lecode.agents.clients import build_client
+from lecode.agents.context import RoleContext
+from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockControl, spawn_mock
 from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl

@@ -30,7 +30,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lecode.agents.registry import RoleContext, build_client, build_expert
+from lecode.agents.clients import build_client
+from lecode.agents.context import RoleContext
+from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime

@@ -22,7 +22,9 @@ CONCURRENCY = 2
 JOB = textwrap.dedent(
     f"""
     import asyncio, json, sys
-    from lecode.agents.registry import RoleContext, build_client, build_expert
+    from lecode.agents.clients import build_client
+    from lecode.agents.context import RoleContext
+    from lecode.agents.experts import build_expert
     from lecode.dataset import load_cases
     from lecode.llm.mock.testing import model_cfg, runtime
     from lecode.recordio import write_transcripts

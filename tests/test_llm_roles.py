@@ -9,14 +9,11 @@ from pathlib import Path
 import pytest
 
 from lecode.agents.base import RoleError, UsageMeter
-from lecode.agents.llm_roles import template_files
-from lecode.agents.registry import (
-    ConfigurationError,
-    RoleContext,
-    build_expert,
-    build_judge,
-    build_matcher,
-)
+from lecode.llm.templates import template_paths as template_files
+from lecode.agents.context import ConfigurationError, RoleContext
+from lecode.agents.experts import build_expert
+from lecode.agents.judges import build_judge
+from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockServer
 from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl

@@ -1,178 +1,166 @@
-# Helpers shared by the rules: configuration validation and the paths of every job.
-# Paths carry a short hash of each job's effective configuration, so a changed setting
-# reruns exactly the jobs it affects (also on a fresh clone, without Snakemake's metadata).
+# Helpers shared by the rules. The configuration is parsed once into typed settings; a Plan
+# derives every job's spec from them. A job's outputs live under its spec's digest, so what
+# exists at the planned path is current and nothing else is (README: "How lecode decides
+# what to rerun"). The rules hand each job its spec (params: spec) and nothing else.
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
-from lecode import config as lecode_config
-from lecode.shards import shard_name
+from lecode import paths
+from lecode.plan import Plan
+from lecode.settings import Settings, SettingsError, check_runnable
 
-lecode_config.validate(config)
+try:
+    SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
+    check_runnable(SETTINGS)
+except SettingsError as exc:
+    raise WorkflowError(str(exc)) from None
+PLAN = Plan(SETTINGS)
 
 
 wildcard_constraints:
-    expert=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    strategy=r"[a-z_]+",
-    cfg=r"[0-9a-f]{10}",
-    mcfg=r"[0-9a-f]{10}",
-    jcfg=r"[0-9a-f]{10}",
-    scfg=r"[0-9a-f]{10}",
-    shardset=r"[0-9a-f]{10}",
-    agg=r"[0-9a-f]{10}",
-    shard=r"\d{3}",
+    **paths.WILDCARDS,
 
 
-SHARDS = [shard_name(k) for k in range(config["dataset"]["n_shards"])]
-# The shard set is named by the test file's content and the sharding settings.
-SHARD_SET = lecode_config.stable_hash(
-    {
-        "test_sha256": lecode_config.file_sha256(config["dataset"]["test"]),
-        "n_shards": config["dataset"]["n_shards"],
-        "limit": config["dataset"].get("limit"),
+SHARDS = PLAN.shards
+SHARDSET = PLAN.shardset
+
+
+def spec_json(spec):
+    return spec.to_json()
+
+
+def _check(wildcards, field, expected):
+    got = getattr(wildcards, field)
+    if got != expected:
+        raise WorkflowError(
+            f"{wildcards}: {field} {got} is not the current configuration's ({expected}); "
+            "request targets such as all_tables instead of old paths"
+        )
+
+
+# -- shard_dataset ------------------------------------------------------------------------------
+
+
+def shard_outputs():
+    return {
+        "shards": PLAN.shard_files(),
+        "manifests": [paths.format(paths.MANIFEST, shardset=SHARDSET, shard=k) for k in SHARDS],
+        "index": PLAN.index_file,
     }
-)
-SHARD_DIR = f"results/shards/{SHARD_SET}"
-SYSTEMS = lecode_config.systems(config)
 
 
-def sim_hash(expert, strategy):
-    return lecode_config.stable_hash(lecode_config.simulation_config(config, expert, strategy))
+# -- simulate -------------------------------------------------------------------------------
 
 
-MATCH_HASH = lecode_config.stable_hash(lecode_config.matcher_config(config))
-JUDGE_CONFIG = lecode_config.judge_config(config)
-JUDGE_HASH = lecode_config.stable_hash(JUDGE_CONFIG) if JUDGE_CONFIG else None
-SCORE_HASH = lecode_config.stable_hash(
-    {
-        "matcher": MATCH_HASH,
-        "judge": JUDGE_HASH,
-        "metrics": config["metrics"],
-        "code": lecode_config.code_hash(*lecode_config.SCORING_CODE),
-    }
-)
-
-
-def is_llm(model):
-    return config["models"][model]["backend"] != "offline"
-
-
-def shard_file(wildcards):
-    return f"results/shards/{wildcards.shardset}/{wildcards.shard}.jsonl"
-
-
-def all_shard_files(wildcards=None):
-    return [f"{SHARD_DIR}/{s}.jsonl" for s in SHARDS]
-
-
-def transcript_file(expert, strategy, shard):
-    h = sim_hash(expert, strategy)
-    return f"results/transcripts/{expert}/{strategy}/{h}/{SHARD_SET}/{shard}.jsonl"
-
-
-def match_file(expert, strategy, shard):
-    h = sim_hash(expert, strategy)
-    return f"results/matches/{expert}/{strategy}/{h}/{MATCH_HASH}/{SHARD_SET}/{shard}.jsonl"
-
-
-def judgement_file(expert, strategy, shard):
-    h = sim_hash(expert, strategy)
-    return f"results/judgements/{expert}/{strategy}/{h}/{JUDGE_HASH}/{SHARD_SET}/{shard}.jsonl"
-
-
-def score_file(expert, strategy):
-    h = sim_hash(expert, strategy)
-    return f"results/scores/{expert}/{strategy}/{h}/{SCORE_HASH}/{SHARD_SET}.csv"
+def simulate_spec(wildcards):
+    spec = PLAN.simulate_spec(wildcards.expert, wildcards.strategy)
+    _check(wildcards, "sim", PLAN.sim(wildcards.expert, wildcards.strategy))
+    return spec
 
 
 def simulate_inputs(wildcards):
-    expected = sim_hash(wildcards.expert, wildcards.strategy)
-    if wildcards.cfg != expected:
-        raise ValueError(
-            f"{wildcards.expert}/{wildcards.strategy}: configuration hash {wildcards.cfg} is not "
-            f"the current one ({expected}); request targets such as all_tables instead"
-        )
-    inputs = {"shard": shard_file(wildcards)}
-    model = config["models"][wildcards.expert]
-    if model.get("agent") == "retrieval":
-        inputs["train"] = config["dataset"]["train"]
+    spec = simulate_spec(wildcards)
+    inputs = {"shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard)}
+    if spec.train is not None:
+        inputs["train"] = spec.train.path
     return inputs
 
 
-def simulate_resources_api(wildcards):
-    return 1 if is_llm(wildcards.expert) or is_llm(config["client"]["model"]) else 0
+def simulate_params(wildcards):
+    return spec_json(simulate_spec(wildcards))
 
 
-def journal_file(wildcards):
-    return f"store/dialogues/{wildcards.expert}/{wildcards.strategy}/{wildcards.cfg}.jsonl"
+def simulate_api(wildcards):
+    return int(any(r.is_llm for r in (simulate_spec(wildcards).expert, simulate_spec(wildcards).client)))
 
 
-def match_inputs(wildcards):
+# -- match_facts and judge_advice -----------------------------------------------------------------
+
+
+def evaluate_inputs(wildcards):
     return {
-        "shard": shard_file(wildcards),
-        "transcripts": transcript_file(wildcards.expert, wildcards.strategy, wildcards.shard),
+        "shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard),
+        "transcripts": PLAN.transcript(wildcards.expert, wildcards.strategy, wildcards.shard),
     }
 
 
-def match_resources_api(wildcards):
-    return 1 if is_llm(config["matcher"]["model"]) else 0
+def match_params(wildcards):
+    _check(wildcards, "mcfg", PLAN.mcfg)
+    return spec_json(PLAN.match_spec)
 
 
-def judge_resources_api(wildcards):
-    return 1
+def judge_params(wildcards):
+    _check(wildcards, "jcfg", PLAN.jcfg)
+    return spec_json(PLAN.judge_spec)
+
+
+def match_api(wildcards):
+    return int(PLAN.match_spec.role.is_llm)
+
+
+# -- score_system and aggregate_scores ------------------------------------------------------------
 
 
 def score_inputs(wildcards):
     e, s = wildcards.expert, wildcards.strategy
-    inputs = {
-        "shards": [f"results/shards/{wildcards.shardset}/{k}.jsonl" for k in SHARDS],
-        "transcripts": [transcript_file(e, s, k) for k in SHARDS],
-        "matches": [match_file(e, s, k) for k in SHARDS],
-        "judgements": [],
+    _check(wildcards, "scfg", PLAN.scfg)
+    return {
+        "shards": PLAN.shard_files(),
+        "transcripts": [PLAN.transcript(e, s, k) for k in SHARDS],
+        "matches": [PLAN.match(e, s, k) for k in SHARDS],
+        "judgements": [PLAN.judgement(e, s, k) for k in SHARDS] if PLAN.jcfg else [],
     }
-    if JUDGE_HASH:
-        inputs["judgements"] = [judgement_file(e, s, k) for k in SHARDS]
-    return inputs
+
+
+def score_params(wildcards):
+    return spec_json(PLAN.score_spec)
 
 
 def all_score_files(wildcards=None):
-    return [score_file(x["expert"], x["strategy"]) for x in SYSTEMS]
-
-
-# The aggregate is named by everything it gathers, so a new system or setting makes a new one.
-AGGREGATE = f"results/aggregate/{lecode_config.stable_hash(all_score_files())}/scores.csv"
+    return [x.score_file for x in PLAN.system_files]
 
 
 def all_transcript_files(wildcards=None):
-    return [transcript_file(x["expert"], x["strategy"], k) for x in SYSTEMS for k in SHARDS]
+    return PLAN.all_transcripts()
 
 
-# Report code is hashed into the report rules' params: editing it rebuilds the reports.
-REPORT_CODE = lecode_config.code_hash(*lecode_config.REPORT_CODE)
+# -- report steps ---------------------------------------------------------------------------------
 
 
-def report_inputs(wildcards=None):
-    """Everything the tables, figures and HTML report read."""
-    systems = [(x["expert"], x["strategy"]) for x in SYSTEMS]
+def report_inputs(spec):
+    """Everything a report step reads (all named by its spec)."""
     inputs = {
-        "scores": AGGREGATE,
-        "index": f"{SHARD_DIR}/index.json",
-        "train": config["dataset"]["train"],
-        "test": config["dataset"]["test"],
-        "paper": "data/paper_numbers.csv",
-        "transcripts": [transcript_file(e, s, k) for e, s in systems for k in SHARDS],
-        "matches": [match_file(e, s, k) for e, s in systems for k in SHARDS],
-        "judgements": [],
+        "aggregate": spec.aggregate,
+        "index": spec.index,
+        "train": spec.train.path,
+        "test": spec.test.path,
+        "paper": spec.paper.path,
+        "transcripts": [p for x in spec.systems for p in x.transcripts],
+        "matches": [p for x in spec.systems for p in x.matches],
+        "judgements": [p for x in spec.systems for p in x.judgements],
+        "scores": [x.score_file for x in spec.systems],
     }
-    if JUDGE_HASH:
-        inputs["judgements"] = [judgement_file(e, s, k) for e, s in systems for k in SHARDS]
+    if spec.tables:
+        inputs["tables"] = spec.tables
     return inputs
 
 
+TABLES_DIR = PLAN.tables_dir
+FIGURES_DIR = paths.format(paths.FIGURES, fcfg=PLAN.figures_spec.digest())
+PLOTS_DIR = paths.format(paths.PLOTS, fcfg=PLAN.figures_spec.digest())
+HTML_FILE = paths.format(paths.HTML, hcfg=PLAN.html_spec.digest())
+
+
 def all_table_files(wildcards=None):
-    return ["reports/tables", "reports/metrics.json"]
+    return [paths.PUBLISHED_TABLES, paths.PUBLISHED_METRICS]
 
 
 def all_report_files(wildcards=None):
-    return [*all_table_files(), "reports/figures", "reports/plots", "reports/index.html"]
+    return [
+        *all_table_files(),
+        paths.PUBLISHED_FIGURES,
+        paths.PUBLISHED_PLOTS,
+        paths.PUBLISHED_HTML,
+    ]

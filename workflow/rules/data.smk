@@ -1,18 +1,14 @@
-# Dataset -> shards (by a stable hash of the case id), and the dataset statistics table.
+# Dataset -> shards (by a stable hash of the case id), with manifests and an index.
 
 
 rule shard_dataset:
     input:
-        config["dataset"]["test"],
+        SETTINGS.dataset.test,
     output:
-        shards=expand(f"{SHARD_DIR}/{{shard}}.jsonl", shard=SHARDS),
-        manifests=expand(f"{SHARD_DIR}/{{shard}}.manifest.json", shard=SHARDS),
-        index=f"{SHARD_DIR}/index.json",
+        **shard_outputs(),
     params:
-        n_shards=config["dataset"]["n_shards"],
-        limit=config["dataset"].get("limit"),
+        spec=spec_json(PLAN.shard_spec),
     log:
-        "logs/shard_dataset.log",
+        paths.log(paths.SHARD_DIR.format(shardset=SHARDSET)),
     script:
         "../scripts/shard_dataset.py"
-

@@ -3,29 +3,33 @@
 
 rule match_facts:
     input:
-        unpack(match_inputs),
+        unpack(evaluate_inputs),
     output:
-        "results/matches/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.jsonl",
+        paths.MATCH,
+    params:
+        spec=match_params,
     resources:
-        api=match_resources_api,
+        api=match_api,
     log:
-        "logs/match/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.log",
+        paths.log(paths.MATCH),
     benchmark:
-        "results/benchmarks/match/{expert}/{strategy}/{cfg}/{mcfg}/{shardset}/{shard}.tsv"
+        paths.benchmark(paths.MATCH)
     script:
         "../scripts/match_facts.py"
 
 
 rule judge_advice:
     input:
-        unpack(match_inputs),
+        unpack(evaluate_inputs),
     output:
-        "results/judgements/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.jsonl",
+        paths.JUDGEMENT,
+    params:
+        spec=judge_params,
     resources:
-        api=judge_resources_api,
+        api=1,
     log:
-        "logs/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.log",
+        paths.log(paths.JUDGEMENT),
     benchmark:
-        "results/benchmarks/judge/{expert}/{strategy}/{cfg}/{jcfg}/{shardset}/{shard}.tsv"
+        paths.benchmark(paths.JUDGEMENT)
     script:
         "../scripts/judge_advice.py"

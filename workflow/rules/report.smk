@@ -1,63 +1,95 @@
-# Scores -> the paper's tables (Markdown, CSV, LaTeX), DVC metrics, figures and the HTML report.
+# Scores -> the paper's tables (Markdown, CSV, LaTeX, provenance), figures and the HTML report.
+# Each is built under its spec's digest in results/, then published to reports/ (what DVC
+# versions and people open) by a plain copy.
 
 
 rule tables:
     input:
-        unpack(report_inputs),
-        system_scores=all_score_files(),  # named in each cell's provenance
+        **report_inputs(PLAN.tables_spec),
     output:
-        tables=directory("reports/tables"),
-        metrics="reports/metrics.json",
+        directory(TABLES_DIR),
     params:
-        systems=SYSTEMS,
-        report=config["report"],
-        code=REPORT_CODE,
+        spec=spec_json(PLAN.tables_spec),
     threads: 2
     resources:
         mem_mb=2000,
     log:
-        "logs/tables.log",
+        paths.log(TABLES_DIR),
     benchmark:
-        "results/benchmarks/tables.tsv"
+        paths.benchmark(TABLES_DIR)
     script:
         "../scripts/tables.py"
 
 
 rule figures:
     input:
-        unpack(report_inputs),
+        **report_inputs(PLAN.figures_spec),
     output:
-        figures=directory("reports/figures"),
-        plots=directory("reports/plots"),
+        figures=directory(FIGURES_DIR),
+        plots=directory(PLOTS_DIR),
     params:
-        systems=SYSTEMS,
-        code=REPORT_CODE,
+        spec=spec_json(PLAN.figures_spec),
     threads: 1
     resources:
         mem_mb=2000,
     log:
-        "logs/figures.log",
+        paths.log(FIGURES_DIR),
     benchmark:
-        "logs/benchmarks/figures.tsv"  # results/ belongs to the all_tables DVC stage
+        paths.benchmark(FIGURES_DIR)
     script:
         "../scripts/figures.py"
 
 
 rule html_report:
     input:
-        unpack(report_inputs),
-        figures=ancient("reports/figures"),  # folders: no checksum, so no mtime either
-        tables=ancient("reports/tables"),  # the cells' provenance, shown on click
+        **report_inputs(PLAN.html_spec),
+        figures=FIGURES_DIR,
     output:
-        "reports/index.html",
+        HTML_FILE,
     params:
-        systems=SYSTEMS,
-        report=config["report"],
-        code=REPORT_CODE,
+        spec=spec_json(PLAN.html_spec),
     threads: 2
     resources:
         mem_mb=2000,
     log:
-        "logs/html_report.log",
+        paths.log(HTML_FILE),
     script:
         "../scripts/html_report.py"
+
+
+rule publish_tables:
+    input:
+        TABLES_DIR,
+    output:
+        tables=directory(paths.PUBLISHED_TABLES),
+        metrics=paths.PUBLISHED_METRICS,
+    log:
+        "logs/publish/tables.log",
+    shell:
+        "rm -rf {output.tables} && cp -r {input} {output.tables} 2> {log}"
+        " && mv {output.tables}/metrics.json {output.metrics}"
+
+
+rule publish_figures:
+    input:
+        figures=FIGURES_DIR,
+        plots=PLOTS_DIR,
+    output:
+        figures=directory(paths.PUBLISHED_FIGURES),
+        plots=directory(paths.PUBLISHED_PLOTS),
+    log:
+        "logs/publish/figures.log",
+    shell:
+        "rm -rf {output.figures} {output.plots} && cp -r {input.figures} {output.figures}"
+        " && cp -r {input.plots} {output.plots} 2> {log}"
+
+
+rule publish_html:
+    input:
+        HTML_FILE,
+    output:
+        paths.PUBLISHED_HTML,
+    log:
+        "logs/publish/html.log",
+    shell:
+        "cp {input} {output} 2> {log}"

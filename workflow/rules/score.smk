@@ -6,27 +6,29 @@ rule score_system:
     input:
         unpack(score_inputs),
     output:
-        "results/scores/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.csv",
-    threads: config["metrics"]["bertscore"].get("threads", 2)
+        paths.SCORE,
+    params:
+        spec=score_params,
+    threads: SETTINGS.metrics.bertscore.threads
     resources:
-        mem_mb=config["metrics"]["bertscore"].get("mem_mb", 3000),
+        mem_mb=SETTINGS.metrics.bertscore.mem_mb,
     log:
-        "logs/score/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.log",
+        paths.log(paths.SCORE),
     benchmark:
-        "results/benchmarks/score/{expert}/{strategy}/{cfg}/{scfg}/{shardset}.tsv"
+        paths.benchmark(paths.SCORE)
     script:
         "../scripts/score_system.py"
 
 
 rule aggregate_scores:
     input:
-        index=f"{SHARD_DIR}/index.json",
+        index=PLAN.index_file,
         scores=all_score_files(),
     output:
-        AGGREGATE,
+        PLAN.aggregate_file,
     params:
-        systems=SYSTEMS,
+        spec=spec_json(PLAN.aggregate_spec),
     log:
-        "logs/aggregate_scores.log",
+        paths.log(PLAN.aggregate_file),
     script:
         "../scripts/aggregate_scores.py"

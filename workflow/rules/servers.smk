@@ -1,17 +1,25 @@
 # vLLM servers for `backend: vllm` model entries: started before the first job, stopped when
 # the run ends (success or error). Nothing happens when no role uses such an entry, and no
 # server is started in replay mode (every response then comes from the store).
-from lecode.llm.cli import serve_start, serve_stop
 
 
 onstart:
-    for line in serve_start(config):
-        print(f"vLLM server {line}", file=sys.stderr)
+    if any(SETTINGS.models[n].backend == "vllm" for n in SETTINGS.llm_models()):
+        from lecode.llm.cli import serve_start
+
+        for line in serve_start(config):
+            print(f"vLLM server {line}", file=sys.stderr)
 
 
 onsuccess:
-    serve_stop(config)
+    if any(SETTINGS.models[n].backend == "vllm" for n in SETTINGS.llm_models()):
+        from lecode.llm.cli import serve_stop
+
+        serve_stop(config)
 
 
 onerror:
-    serve_stop(config)
+    if any(SETTINGS.models[n].backend == "vllm" for n in SETTINGS.llm_models()):
+        from lecode.llm.cli import serve_stop
+
+        serve_stop(config)

@@ -1,19 +1,19 @@
 # Shards -> transcripts: one job per expert x strategy x shard. Finished dialogues are
-# journaled under store/ as they complete, so a crash or kill loses nothing that finished.
+# journaled under store/dialogues as they complete, so a crash or kill loses nothing finished.
 
 
 rule simulate:
     input:
         unpack(simulate_inputs),
     output:
-        "results/transcripts/{expert}/{strategy}/{cfg}/{shardset}/{shard}.jsonl",
+        paths.TRANSCRIPT,
     params:
-        journal=journal_file,
+        spec=simulate_params,
     resources:
-        api=simulate_resources_api,
+        api=simulate_api,
     log:
-        "logs/simulate/{expert}/{strategy}/{cfg}/{shardset}/{shard}.log",
+        paths.log(paths.TRANSCRIPT),
     benchmark:
-        "results/benchmarks/simulate/{expert}/{strategy}/{cfg}/{shardset}/{shard}.tsv"
+        paths.benchmark(paths.TRANSCRIPT)
     script:
         "../scripts/simulate.py"

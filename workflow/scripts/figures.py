@@ -1,7 +1,9 @@
-"""Snakemake script: the paper's figures (PNG, PDF) and the curve data for `dvc plots`."""
+"""Snakemake script: the figures and their data (see lecode.steps.figures)."""
 
-from lecode.jobs import build_figures, setup_logging
+from lecode.specs import FiguresSpec
+from lecode.steps.figures import run
+from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-build_figures(sm.input, sm.params.systems, figures=sm.output.figures, plots=sm.output.plots)
+run(FiguresSpec.from_json(sm.params.spec), figures=sm.output.figures, plots=sm.output.plots)

@@ -1,7 +1,14 @@
-"""Snakemake script: the LLM judge's scores for one shard of transcripts."""
+"""Snakemake script: the judge's scores of one shard (see lecode.steps.judge_advice)."""
 
-from lecode.jobs import run_judging, setup_logging
+from lecode.specs import JudgeSpec
+from lecode.steps.judge_advice import run
+from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-run_judging(sm.config, shard=sm.input.shard, transcripts=sm.input.transcripts, out=sm.output[0])
+run(
+    JudgeSpec.from_json(sm.params.spec),
+    shard=sm.input.shard,
+    transcripts=sm.input.transcripts,
+    out=sm.output[0],
+)

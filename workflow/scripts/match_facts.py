@@ -1,7 +1,14 @@
-"""Snakemake script: facts elicited per question, for one shard of transcripts."""
+"""Snakemake script: facts elicited per question of one shard (see lecode.steps.match_facts)."""
 
-from lecode.jobs import run_matching, setup_logging
+from lecode.specs import MatchSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.match_facts import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-run_matching(sm.config, shard=sm.input.shard, transcripts=sm.input.transcripts, out=sm.output[0])
+run(
+    MatchSpec.from_json(sm.params.spec),
+    shard=sm.input.shard,
+    transcripts=sm.input.transcripts,
+    out=sm.output[0],
+)

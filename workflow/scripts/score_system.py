@@ -1,11 +1,13 @@
-"""Snakemake script: per-dialogue scores of one system over all shards."""
+"""Snakemake script: per-dialogue scores of one system (see lecode.steps.score_system)."""
 
-from lecode.jobs import run_scoring, setup_logging
+from lecode.specs import ScoreSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.score_system import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-run_scoring(
-    sm.config,
+run(
+    ScoreSpec.from_json(sm.params.spec),
     shards=list(sm.input.shards),
     transcripts=list(sm.input.transcripts),
     matches=list(sm.input.matches),

@@ -1,9 +1,9 @@
-"""Snakemake script: test dataset -> hash shards with manifests."""
+"""Snakemake script: the test set -> shards (see lecode.steps.shard_dataset)."""
 
-from pathlib import Path
-
-from lecode.jobs import make_shards, setup_logging
+from lecode.specs import ShardSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.shard_dataset import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-make_shards(sm.input[0], sm.params.n_shards, sm.params.limit, str(Path(sm.output.index).parent))
+run(ShardSpec.from_json(sm.params.spec), out_dir=str(sm.output.index).rsplit("/", 1)[0])

@@ -1,14 +1,9 @@
-"""Snakemake script: one shard of consultations for one expert x strategy."""
+"""Snakemake script: one shard of consultations (see lecode.steps.simulate)."""
 
-from lecode.jobs import run_simulation, setup_logging
+from lecode.specs import SimulateSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.simulate import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-run_simulation(
-    sm.config,
-    expert=sm.wildcards.expert,
-    strategy=sm.wildcards.strategy,
-    shard=sm.input.shard,
-    out=sm.output[0],
-    journal=sm.params.journal,
-)
+run(SimulateSpec.from_json(sm.params.spec), shard=sm.input.shard, out=sm.output[0])

@@ -1,14 +1,9 @@
-"""Snakemake script: every table (Markdown, CSV, LaTeX) and the DVC metrics file."""
+"""Snakemake script: every table with its provenance (see lecode.steps.tables)."""
 
-from lecode.jobs import build_tables, setup_logging
+from lecode.specs import TablesSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.tables import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-build_tables(
-    sm.input,
-    sm.params.systems,
-    sm.params.report,
-    out_dir=sm.output.tables,
-    metrics=sm.output.metrics,
-    params=sm.config,
-)
+run(TablesSpec.from_json(sm.params.spec), out_dir=sm.output[0])

@@ -1,5 +1,11 @@
 """What every LLM-backed role shares: one call through the LLM client with usage metering,
-re-asking after a malformed reply, and provenance (``describe``)."""
+re-asking after a malformed reply, and provenance (``describe``).
+
+Reasoning models: the reasoning of a reply (inline ``<think>...</think>``, see
+:func:`lecode.llm.parsing.split_reasoning`, or the API's separate ``reasoning_content``) never
+reaches a parser, a transcript or a re-ask; the raw reply stays in the response store. Its
+tokens are metered as ``RoleUsage.reasoning_tokens`` (reported by the API, else estimated).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,8 @@ from typing import ClassVar, TypeVar
 from lecode.agents.base import RoleError, UsageMeter
 from lecode.llm.client import LLMClient
 from lecode.llm.errors import LLMCallError
-from lecode.llm.parsing import ReplyFormatError
+from lecode.llm.ledger import reasoning_tokens
+from lecode.llm.parsing import ReplyFormatError, split_reasoning
 from lecode.llm.templates import PromptTemplate
 from lecode.records import RoleUsage
 
@@ -47,6 +54,8 @@ class LLMRole:
         json_mode: bool = False,
         reask: bool = False,
     ) -> str:
+        """One request; returns the reply's answer text with any reasoning removed (a reply
+        without reasoning comes back unchanged) and meters the call's usage."""
         headers = {}
         if json_mode:
             headers["X-Lecode-Format"] = "json"
@@ -65,8 +74,22 @@ class LLMRole:
         except LLMCallError as exc:
             meter.add(self.role, RoleUsage(calls=1, retries=exc.retries))
             raise
-        meter.add(self.role, completion.usage())
-        return completion.text
+        text, inline = split_reasoning(completion.text)
+        usage = completion.usage()
+        if not usage.reasoning_tokens:
+            # The client reports reasoning_content / reasoning_tokens where the API gives
+            # them (read defensively: older clients do not); else estimate from the text.
+            separate = str(getattr(completion, "reasoning", "") or "")
+            reported = getattr(completion, "reasoning_tokens", None)
+            n = reasoning_tokens(
+                "\n".join(r for r in (separate, inline) if r),
+                reported=reported if isinstance(reported, int) and reported > 0 else None,
+                completion_tokens=usage.completion_tokens,
+            )
+            if n:
+                usage = usage.model_copy(update={"reasoning_tokens": n})
+        meter.add(self.role, usage)
+        return text
 
     async def ask_parsed(
         self,

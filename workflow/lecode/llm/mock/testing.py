@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lecode.agents.registry import RoleContext, build_client, build_expert
+from lecode.agents.clients import build_client
+from lecode.agents.context import RoleContext
+from lecode.agents.experts import build_expert
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
 from lecode.records import Case, Transcript

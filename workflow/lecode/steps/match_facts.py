@@ -1,16 +1,16 @@
-"""Evaluate one finished dialogue: which facts its questions elicited, and the judge's verdict.
-
-A dialogue whose evaluation fails is recorded with ``status="error"`` and the reason, so it is
-shown as missing (n/N) rather than scored zero.
-"""
+"""Which key facts each clarifying question of one shard's transcripts elicited."""
 
 from __future__ import annotations
 
 import logging
 
-from lecode.agents.base import Judge, Matcher, RoleError, UsageMeter
+from lecode.agents.base import Matcher, RoleError, UsageMeter
+from lecode.agents.matchers import build_matcher
 from lecode.llm.errors import LLMCallError
-from lecode.records import UNKNOWN_ANSWER, Case, Judgement, Matches, Transcript
+from lecode.recordio import write_matches
+from lecode.records import UNKNOWN_ANSWER, Case, Matches, Transcript
+from lecode.specs import MatchSpec
+from lecode.steps.evaluate_shard import evaluate_shard
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +20,11 @@ def _answered(answer: str) -> bool:
 
 
 async def match_dialogue(matcher: Matcher, case: Case, t: Transcript) -> Matches:
-    """Facts per question position; unanswered (不知道) pairs are not sent but keep their place."""
+    """Facts per question position; unanswered (不知道) pairs are not sent but keep their place.
+
+    A dialogue whose matching fails is recorded with ``status="error"`` and the reason, so it
+    is shown as missing (n/N) rather than scored zero.
+    """
     meter = UsageMeter()
 
     def record(per_question: tuple[tuple[int, ...], ...], error: str | None) -> Matches:
@@ -54,33 +58,8 @@ async def match_dialogue(matcher: Matcher, case: Case, t: Transcript) -> Matches
         return record((), str(exc))
 
 
-async def judge_dialogue(judge: Judge, case: Case, t: Transcript) -> Judgement:
-    """The judge's six scores of the dialogue's final advice, or why there are none."""
-    meter = UsageMeter()
-
-    def failed(error: str) -> Judgement:
-        return Judgement(
-            case_id=case.id,
-            expert=t.expert,
-            strategy=t.strategy,
-            judge=judge.name,
-            status="error",
-            error=error,
-            usage=dict(meter.by_role),
-        )
-
-    if t.advice is None:
-        return failed(f"no advice (stop_reason={t.stop_reason})")
-    try:
-        scores = await judge.judge(case, t, meter=meter)
-    except (RoleError, LLMCallError, ValueError) as exc:
-        log.warning("case %s: judging failed: %s", case.id, exc)
-        return failed(str(exc))
-    return Judgement(
-        case_id=case.id,
-        expert=t.expert,
-        strategy=t.strategy,
-        judge=judge.name,
-        scores=scores,
-        usage=dict(meter.by_role),
+def run(spec: MatchSpec, *, shard: str, transcripts: str, out: str) -> None:
+    records = evaluate_shard(
+        spec, build_matcher, match_dialogue, shard=shard, transcripts=transcripts
     )
+    write_matches(out, records)

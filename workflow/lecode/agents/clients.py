@@ -1,0 +1,37 @@
+"""Builds the simulated client of a model entry: the offline fact lookup or an LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lecode.agents.base import Client
+from lecode.agents.context import (
+    ConfigurationError,
+    RoleContext,
+    endpoint,
+    offline_agent,
+    replicate,
+    templates,
+)
+
+
+def build_client(
+    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+) -> Client:
+    agent = offline_agent(model_name, model_cfg)
+    if agent is None:
+        from lecode.agents.llm_client_sim import LLMSimulatedClient
+
+        return LLMSimulatedClient(
+            model_name,
+            endpoint(ctx, model_name, model_cfg),
+            templates("client", strategy, ctx),
+            strategy=strategy,
+            replicate=replicate(ctx),
+        )
+    if agent == "fact_lookup":
+        from lecode.agents.fact_lookup import FactLookupClient
+
+        return FactLookupClient(name=model_name, max_facts=int(model_cfg.get("max_facts", 3)))
+    raise ConfigurationError(f"models.{model_name}: {agent!r} is not a client agent")

@@ -1,0 +1,85 @@
+"""What role builders share: the context a job gives them, and the LLM plumbing.
+
+Each role has its own builder module (:mod:`~lecode.agents.experts`,
+:mod:`~lecode.agents.clients`, :mod:`~lecode.agents.matchers`, :mod:`~lecode.agents.judges`),
+so a step's code fingerprint covers only the roles it plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lecode.records import Case
+
+if TYPE_CHECKING:
+    from lecode.llm.client import LLMClient
+    from lecode.llm.runtime import LLMRuntime
+    from lecode.llm.templates import PromptTemplate
+
+OFFLINE = "offline"
+
+
+class ConfigurationError(ValueError):
+    """A role names a model, agent or strategy that cannot play it."""
+
+
+@dataclass
+class RoleContext:
+    """What role builders may need besides their model entry.
+
+    ``train_cases`` feeds the retrieval expert; ``runtime`` carries the LLM layer's shared
+    objects (response store, endpoint limits, replay mode) built once per job; ``options``:
+    ``max_turns`` (else the runtime's), ``replicate`` (0; replicate r samples with seed + r
+    and has its own cache keys), ``max_reasks`` (matcher and judge, 2).
+    """
+
+    train_cases: Sequence[Case] = ()
+    prompts_dir: Path | None = None
+    runtime: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def offline_agent(model_name: str, model_cfg: Mapping[str, Any]) -> str | None:
+    """The offline agent of an entry, or None for an LLM entry."""
+    if model_cfg.get("backend") != OFFLINE:
+        return None
+    agent = model_cfg.get("agent")
+    if not agent:
+        raise ConfigurationError(f"models.{model_name}: offline model needs an 'agent'")
+    return str(agent)
+
+
+def llm_runtime(ctx: RoleContext, model_name: str) -> LLMRuntime:
+    from lecode.llm.runtime import LLMRuntime
+
+    if not isinstance(ctx.runtime, LLMRuntime):
+        raise ConfigurationError(
+            f"models.{model_name}: LLM roles need RoleContext.runtime = LLMRuntime.create(...)"
+        )
+    return ctx.runtime
+
+
+def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTemplate]:
+    from lecode.llm.errors import LLMConfigError
+    from lecode.llm.templates import load_strategy
+
+    try:
+        return load_strategy(role, strategy, ctx.prompts_dir)
+    except LLMConfigError as exc:
+        raise ConfigurationError(str(exc)) from exc
+
+
+def endpoint(ctx: RoleContext, model_name: str, model_cfg: Mapping[str, Any]) -> LLMClient:
+    from lecode.llm.errors import LLMConfigError
+
+    try:
+        return llm_runtime(ctx, model_name).client(model_name, model_cfg)
+    except LLMConfigError as exc:
+        raise ConfigurationError(str(exc)) from exc
+
+
+def replicate(ctx: RoleContext) -> int:
+    return int(ctx.options.get("replicate", 0))

@@ -1,0 +1,61 @@
+"""Builds the expert (the lawyer) of a model entry: an offline baseline or an LLM strategy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lecode.agents.base import Expert
+from lecode.agents.context import (
+    ConfigurationError,
+    RoleContext,
+    endpoint,
+    llm_runtime,
+    offline_agent,
+    replicate,
+    templates,
+)
+
+
+def build_expert(
+    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+) -> Expert:
+    agent = offline_agent(model_name, model_cfg)
+    if agent is None:
+        return _llm_expert(model_name, model_cfg, strategy, ctx)
+    if strategy != "baseline":
+        raise ConfigurationError(
+            f"experts: offline model {model_name!r} plays only strategy 'baseline', not {strategy!r}"
+        )
+    if agent == "human_replay":
+        from lecode.agents.human_replay import HumanReplayExpert
+
+        return HumanReplayExpert(name=model_name)
+    if agent == "retrieval":
+        from lecode.agents.retrieval import RetrievalExpert
+
+        if not ctx.train_cases:
+            raise ConfigurationError(f"models.{model_name}: retrieval needs training cases")
+        return RetrievalExpert(
+            name=model_name, train_cases=ctx.train_cases, top_k=int(model_cfg.get("top_k", 5))
+        )
+    raise ConfigurationError(f"models.{model_name}: {agent!r} is not an expert agent")
+
+
+def _llm_expert(
+    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+) -> Expert:
+    from lecode.agents.llm_expert import LLMExpert
+
+    prompts = templates("expert", strategy, ctx)
+    llm = endpoint(ctx, model_name, model_cfg)
+    max_turns = ctx.options.get("max_turns", llm_runtime(ctx, model_name).default_max_turns)
+    return LLMExpert(
+        model_name,
+        llm,
+        prompts,
+        strategy=strategy,
+        max_turns=int(max_turns),
+        replicate=replicate(ctx),
+        threshold=float(llm.spec.mediq_threshold),
+    )

@@ -1,0 +1,35 @@
+"""Builds the fact matcher of a model entry: the offline lexical matcher or an LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lecode.agents.base import Matcher
+from lecode.agents.context import (
+    ConfigurationError,
+    RoleContext,
+    endpoint,
+    offline_agent,
+    replicate,
+    templates,
+)
+
+
+def build_matcher(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext) -> Matcher:
+    agent = offline_agent(model_name, model_cfg)
+    if agent is None:
+        from lecode.agents.llm_matcher import LLMMatcher
+
+        return LLMMatcher(
+            model_name,
+            endpoint(ctx, model_name, model_cfg),
+            templates("matcher", "default", ctx),
+            max_reasks=int(ctx.options.get("max_reasks", 2)),
+            replicate=replicate(ctx),
+        )
+    if agent == "lexical":
+        from lecode.agents.lexical_matcher import LexicalMatcher
+
+        return LexicalMatcher(name=model_name, threshold=float(model_cfg.get("threshold", 0.5)))
+    raise ConfigurationError(f"models.{model_name}: {agent!r} is not a matcher agent")

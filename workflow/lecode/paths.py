@@ -1,0 +1,92 @@
+"""Every results path, formatted and parsed in one place (rules and library alike).
+
+A job's outputs live under the digest of its spec (:mod:`lecode.specs`), so a path names
+exactly the configuration, code and inputs that produced it. ``{name}`` fields are Snakemake
+wildcards in the rules and keyword arguments of :func:`format`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+DIGEST: Final = r"[0-9a-f]{10}"
+WILDCARDS: Final[dict[str, str]] = {
+    "expert": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    "strategy": r"[a-z_]+",
+    "shard": r"\d{3}",
+    **{k: DIGEST for k in ("shardset", "sim", "mcfg", "jcfg", "scfg", "agg", "tcfg", "fcfg", "hcfg")},
+}
+
+SHARD_DIR: Final = "results/shards/{shardset}"
+SHARD: Final = SHARD_DIR + "/{shard}.jsonl"
+MANIFEST: Final = SHARD_DIR + "/{shard}.manifest.json"
+INDEX: Final = SHARD_DIR + "/index.json"
+TRANSCRIPT: Final = "results/transcripts/{expert}/{strategy}/{sim}/{shardset}/{shard}.jsonl"
+MATCH: Final = "results/matches/{expert}/{strategy}/{sim}/{mcfg}/{shardset}/{shard}.jsonl"
+JUDGEMENT: Final = "results/judgements/{expert}/{strategy}/{sim}/{jcfg}/{shardset}/{shard}.jsonl"
+SCORE: Final = "results/scores/{expert}/{strategy}/{sim}/{scfg}/{shardset}.csv"
+AGGREGATE: Final = "results/aggregate/{agg}/scores.csv"
+TABLES: Final = "results/tables/{tcfg}"
+METRICS: Final = "results/tables/{tcfg}/metrics.json"
+FIGURES: Final = "results/figures/{fcfg}/figures"
+PLOTS: Final = "results/figures/{fcfg}/plots"
+HTML: Final = "results/html/{hcfg}/index.html"
+#: Finished dialogues of one expert x strategy configuration, across shard sets.
+JOURNAL: Final = "store/dialogues/{expert}/{strategy}/{sim}.jsonl"
+
+#: The published copies that DVC versions and people open.
+PUBLISHED_TABLES: Final = "reports/tables"
+PUBLISHED_METRICS: Final = "reports/metrics.json"
+PUBLISHED_FIGURES: Final = "reports/figures"
+PUBLISHED_PLOTS: Final = "reports/plots"
+PUBLISHED_HTML: Final = "reports/index.html"
+
+PATTERNS: Final[dict[str, str]] = {
+    "shard": SHARD,
+    "manifest": MANIFEST,
+    "index": INDEX,
+    "transcript": TRANSCRIPT,
+    "match": MATCH,
+    "judgement": JUDGEMENT,
+    "score": SCORE,
+    "aggregate": AGGREGATE,
+    "tables": TABLES,
+    "html": HTML,
+    "journal": JOURNAL,
+}
+
+
+def format(pattern: str, **fields: str) -> str:  # noqa: A001 - mirrors str.format
+    return pattern.format(**fields)
+
+
+def log(pattern: str) -> str:
+    """The ``log:`` path of a rule whose output is ``pattern`` (``results/`` -> ``logs/``)."""
+    return "logs/" + pattern.removeprefix("results/").rsplit(".", 1)[0] + ".log"
+
+
+def benchmark(pattern: str) -> str:
+    return "results/benchmarks/" + pattern.removeprefix("results/").rsplit(".", 1)[0] + ".tsv"
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    out, pos = [], 0
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        out.append(re.escape(pattern[pos : m.start()]))
+        out.append(f"(?P<{m.group(1)}>{WILDCARDS[m.group(1)]})")
+        pos = m.end()
+    out.append(re.escape(pattern[pos:]))
+    return re.compile("".join(out) + r"\Z")
+
+
+_REGEXES = {kind: _regex(p) for kind, p in PATTERNS.items()}
+
+
+def parse(path: str) -> tuple[str, dict[str, str]]:
+    """``(kind, fields)`` of a results path; ValueError when it is none of :data:`PATTERNS`."""
+    for kind, rx in _REGEXES.items():
+        m = rx.search(path)
+        if m and (m.start() == 0 or path[m.start() - 1] == "/"):
+            return kind, m.groupdict()
+    raise ValueError(f"{path}: not a lecode results path")

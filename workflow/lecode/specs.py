@@ -1,0 +1,216 @@
+"""Per-job specifications: everything that decides one job's outputs, and nothing else.
+
+Each step gets a typed spec derived from :class:`lecode.settings.Settings` by
+:class:`lecode.plan.Plan`. A spec's :meth:`~JobSpec.digest` (sha256 of its canonical JSON,
+runtime-only settings left out) is the directory its outputs live in, the key of its
+journal, and what provenance records; the rule hands the spec's JSON to the job
+(``params: spec=...``), and the job reads nothing else of the configuration.
+
+Runtime-only settings (concurrency, timeouts, prices, labels of a model, the response store's
+place) sit in a ``runtime`` field or in model entries' runtime keys and never enter a digest:
+changing them reruns nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from lecode.settings import (
+    IDENTITY,
+    BertScoreSettings,
+    LLMSettings,
+    ModelEntry,
+    ReportSettings,
+    RougeSettings,
+    System,
+)
+
+SPEC_VERSION = 1
+
+
+def stable_hash(obj: Any, length: int = 10) -> str:
+    """Short sha256 of the canonical JSON of ``obj``."""
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FileRef(_Frozen):
+    """A file the job reads, named by its content."""
+
+    path: str
+    sha256: str
+
+    @classmethod
+    def of(cls, path: str | Path) -> FileRef:
+        return cls(path=str(path), sha256=file_sha256(path))
+
+
+class Role(_Frozen):
+    """A role played by a named model entry (its runtime-only keys do not enter digests)."""
+
+    name: str
+    entry: ModelEntry
+
+    @property
+    def is_llm(self) -> bool:
+        return self.entry.is_llm
+
+
+class LLMRuntimeSpec(_Frozen):
+    """How a job reaches LLMs: the store, retries, and every model entry it may need (a LoRA
+    entry needs its server's entry). Never part of a digest."""
+
+    llm: LLMSettings = LLMSettings()
+    models: dict[str, ModelEntry] = {}
+    max_turns: int = 10
+
+    def as_params(self) -> dict[str, Any]:
+        """The mapping :meth:`lecode.llm.runtime.LLMRuntime.from_params` reads."""
+        return {
+            "llm": self.llm.model_dump(mode="json"),
+            "models": {k: v.model_dump(mode="json") for k, v in self.models.items()},
+            "simulation": {"max_turns": self.max_turns},
+        }
+
+
+S = TypeVar("S", bound="JobSpec")
+
+
+class JobSpec(_Frozen):
+    """Base of every step's spec."""
+
+    step: ClassVar[str]
+    #: Fields that never enter the digest.
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime"})
+
+    version: int = SPEC_VERSION
+    code: str
+
+    def identity(self) -> dict[str, Any]:
+        """The canonical content of the digest: runtime-only settings left out."""
+        data = self.model_dump(mode="json", exclude=set(self.runtime_fields), context=IDENTITY)
+        return {"step": self.step, **data}
+
+    def digest(self) -> str:
+        return stable_hash(self.identity())
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls: type[S], text: str) -> S:
+        return cls.model_validate_json(text)
+
+
+class ShardSpec(JobSpec):
+    step: ClassVar[str] = "shard_dataset"
+    test: FileRef
+    n_shards: int
+    limit: int | None
+
+
+class SimulateSpec(JobSpec):
+    step: ClassVar[str] = "simulate"
+    expert: Role
+    strategy: str
+    client: Role
+    client_strategy: str
+    max_turns: int
+    train: FileRef | None = None
+    templates: dict[str, str] = {}
+    fail_on_error: float | None = None
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime", "fail_on_error"})
+
+
+class EvaluateSpec(JobSpec):
+    """The matcher or the judge over one shard's transcripts."""
+
+    role: Role
+    templates: dict[str, str] = {}
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+
+class MatchSpec(EvaluateSpec):
+    step: ClassVar[str] = "match_facts"
+
+
+class JudgeSpec(EvaluateSpec):
+    step: ClassVar[str] = "judge_advice"
+
+
+class ScoreSpec(JobSpec):
+    step: ClassVar[str] = "score_system"
+    matcher: str
+    judge: str | None
+    rouge: RougeSettings
+    bertscore: BertScoreSettings
+
+    def identity(self) -> dict[str, Any]:
+        data = super().identity()
+        data["bertscore"] = self.bertscore.identity()
+        return data
+
+
+class SystemFiles(_Frozen):
+    """One table row and the files its numbers come from."""
+
+    system: System
+    simulate: str  # spec digests of the row's jobs
+    match: str
+    judge: str | None
+    score: str
+    score_file: str
+    transcripts: tuple[str, ...]
+    matches: tuple[str, ...]
+    judgements: tuple[str, ...]
+
+
+class AggregateSpec(JobSpec):
+    step: ClassVar[str] = "aggregate_scores"
+    index: str
+    systems: tuple[SystemFiles, ...]
+
+
+class ReportSpec(JobSpec):
+    """What the tables, figures and HTML report are built from (one spec, three steps)."""
+
+    step: ClassVar[str] = "report"
+    aggregate: str
+    index: str
+    train: FileRef
+    test: FileRef
+    paper: FileRef
+    systems: tuple[SystemFiles, ...]
+    roles: dict[str, Role]  # client, matcher, judge and each expert model, for provenance
+    settings: ReportSettings
+    tables: str | None = None  # the tables directory (the HTML report reads it)
+
+
+class TablesSpec(ReportSpec):
+    step: ClassVar[str] = "tables"
+
+
+class FiguresSpec(ReportSpec):
+    step: ClassVar[str] = "figures"
+
+
+class HtmlSpec(ReportSpec):
+    step: ClassVar[str] = "html_report"

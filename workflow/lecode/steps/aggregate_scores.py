@@ -1,0 +1,20 @@
+"""All systems' per-dialogue scores in one CSV; each system must cover every case once."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from lecode.recordio import atomic_write_text, read_scores, scores_frame
+from lecode.shards import check_union
+from lecode.specs import AggregateSpec
+
+
+def run(spec: AggregateSpec, *, out: str) -> pl.DataFrame:
+    frames = []
+    for x in spec.systems:
+        frame = read_scores(x.score_file)
+        check_union(spec.index, frame["case_id"].to_list(), f"{x.system.expert}/{x.system.strategy}")
+        frames.append(frame)
+    allf = pl.concat(frames) if frames else scores_frame([])
+    atomic_write_text(out, allf.write_csv(float_precision=6))
+    return allf

@@ -1,0 +1,44 @@
+"""Runs one evaluator (matcher or judge) over every transcript of one shard."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lecode.recordio import read_cases, read_transcripts
+from lecode.records import Case, Judgement, Matches, Transcript
+from lecode.specs import EvaluateSpec
+from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
+
+E = TypeVar("E", Matches, Judgement)
+
+
+def evaluate_shard(
+    spec: EvaluateSpec,
+    build: Callable[[str, Any, Any], Any],
+    evaluate: Callable[[Any, Case, Transcript], Awaitable[E]],
+    *,
+    shard: str,
+    transcripts: str,
+) -> list[E]:
+    cases = {c.id: c for c in read_cases(shard)}
+    ctx = role_context(spec.runtime, [spec.role], job=f"{spec.step} {transcripts}")
+    try:
+        player = build(spec.role.name, spec.role.entry.model_dump(mode="json"), ctx)
+
+        async def all_() -> list[E]:
+            ts = read_transcripts(transcripts)
+            return list(
+                await asyncio.gather(*(evaluate(player, cases[t.case_id], t) for t in ts))
+            )
+
+        records = asyncio.run(all_())
+    finally:
+        close_context(ctx)
+    n_bad = sum(r.status != "ok" for r in records)
+    log.info("%s: %d dialogues, %d without a result", spec.step, len(records), n_bad)
+    return records

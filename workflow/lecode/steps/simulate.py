@@ -1,0 +1,62 @@
+"""One shard of consultations for one expert x strategy, journaled as dialogues finish."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lecode import paths
+from lecode.agents.clients import build_client
+from lecode.agents.experts import build_expert
+from lecode.dataset import load_cases
+from lecode.recordio import read_cases, write_transcripts
+from lecode.simulate import DialogueJournal, simulate_cases
+from lecode.specs import SimulateSpec
+from lecode.steps.roles import close_context, role_context
+
+
+def journal_path(spec: SimulateSpec) -> str:
+    return paths.format(
+        paths.JOURNAL, expert=spec.expert.name, strategy=spec.strategy, sim=spec.digest()
+    )
+
+
+def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
+    cases = read_cases(shard)
+    train = load_cases(spec.train.path) if spec.train else []
+    name = f"{spec.expert.name}/{spec.strategy}"
+    ctx = role_context(
+        spec.runtime, [spec.expert, spec.client], train=train, job=f"simulate {name} {shard}"
+    )
+    digest = spec.digest()
+    try:
+        expert = build_expert(
+            spec.expert.name, spec.expert.entry.model_dump(mode="json"), spec.strategy, ctx
+        )
+        client = build_client(
+            spec.client.name, spec.client.entry.model_dump(mode="json"), spec.client_strategy, ctx
+        )
+
+        def provenance() -> dict[str, str]:
+            """The spec digest and what each role reports about itself right now."""
+            out = {"config_hash": digest}
+            for role, obj in (("expert", expert), ("client", client)):
+                describe = getattr(obj, "describe", None)
+                if callable(describe):
+                    out.update({f"{role}.{k}": str(v) for k, v in describe().items()})
+            return out
+
+        transcripts = asyncio.run(
+            simulate_cases(
+                cases,
+                expert,
+                client,
+                strategy=spec.strategy,
+                max_turns=spec.max_turns,
+                journal=DialogueJournal(journal_path(spec)),
+                provenance=provenance,
+                fail_on_error=spec.fail_on_error,
+            )
+        )
+    finally:
+        close_context(ctx)
+    write_transcripts(out, transcripts)
