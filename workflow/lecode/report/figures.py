@@ -10,6 +10,11 @@ Each builder takes frames (see :mod:`lecode.report.curves`) and returns a ``Figu
 ``None`` when there is nothing to draw. :func:`write_figures` writes them all plus the curve data
 for ``dvc plots``. Figures are ``matplotlib.figure.Figure`` objects (Agg canvas when saved as
 PNG); pyplot's global state is never touched.
+
+Every string that enters matplotlib (titles, axis and tick labels, legend entries, annotations)
+goes through :func:`mpl_text`, so that a system label such as ``GPT-4o ($0.01)`` is drawn
+literally instead of being parsed as mathtext; legends are given their handles and labels
+explicitly, so that a label starting with ``_`` is not silently dropped.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import matplotlib as mpl
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -62,17 +68,42 @@ SAVE_META = {
 }
 
 
+def mpl_text(text: str) -> str:
+    """``text`` escaped for matplotlib so that it is drawn literally.
+
+    Outside ``usetex`` the only mathtext trigger is a pair of unescaped ``$``; escaping every
+    ``$`` as ``\\$`` turns mathtext off for the whole string (matplotlib then draws ``\\$`` as
+    ``$``), so ``_``, ``^``, ``\\`` and the rest stay literal too.
+    """
+    return text.replace("$", r"\$")
+
+
+def mpl_texts(texts: Iterable[str]) -> list[str]:
+    """:func:`mpl_text` of each string (tick labels, categories)."""
+    return [mpl_text(t) for t in texts]
+
+
+def _legend(ax: Axes, entries: Sequence[tuple[Artist, str]], **kwargs: Any) -> None:
+    """A legend of ``(artist, raw label)`` entries, labels escaped; none when empty."""
+    if not entries:
+        return
+    ax.legend([a for a, _ in entries], [mpl_text(label) for _, label in entries], **kwargs)
+
+
 def _colors(n: int) -> list[Any]:
     cmap = mpl.colormaps["tab10" if n <= 10 else "tab20"]
     return [cmap(i % cmap.N) for i in range(n)]
 
 
 def _header(key: str) -> str:
-    return METRIC_BY_KEY[key].display_header
+    """The metric's column header, escaped for matplotlib."""
+    return mpl_text(METRIC_BY_KEY[key].display_header)
 
 
 def _empty(ax: Axes, text: str = "no data") -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.text(
+        0.5, 0.5, mpl_text(text), ha="center", va="center", transform=ax.transAxes, color="grey"
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -91,9 +122,10 @@ def figure3(cases: pl.DataFrame, *, top_charges: int = 10) -> Figure | None:
     color = dict(zip(type_order, _colors(len(type_order)), strict=True))
 
     ax = axes[0][0]
-    ax.bar(type_order, types["len"].to_list(), color=[color[t] for t in type_order])
-    ax.set_title("(a) Consultations by case type")
-    ax.set_ylabel("consultations")
+    ax.bar(range(len(type_order)), types["len"].to_list(), color=[color[t] for t in type_order])
+    ax.set_xticks(range(len(type_order)), mpl_texts(type_order))
+    ax.set_title(mpl_text("(a) Consultations by case type"))
+    ax.set_ylabel(mpl_text("consultations"))
 
     ax = axes[0][1]
     charges = (
@@ -108,23 +140,24 @@ def figure3(cases: pl.DataFrame, *, top_charges: int = 10) -> Figure | None:
     if charges.height:
         names = charges["charges"].to_list()[::-1]
         ax.barh(
-            names,
+            range(len(names)),
             charges["len"].to_list()[::-1],
             color=[color[t] for t in charges["case_type"].to_list()[::-1]],
         )
-        ax.set_xlabel("consultations")
+        ax.set_yticks(range(len(names)), mpl_texts(names))
+        ax.set_xlabel(mpl_text("consultations"))
     else:
         _empty(ax)
-    ax.set_title(f"(b) Top {charges.height} charges / disputes")
+    ax.set_title(mpl_text(f"(b) Top {charges.height} charges / disputes"))
 
     def by_type_box(ax: Axes, column: str, title: str, ylabel: str) -> None:
         data = [cases.filter(pl.col("case_type") == t)[column].to_list() for t in type_order]
-        ax.boxplot(data, tick_labels=type_order, showmeans=True)
+        ax.boxplot(data, tick_labels=mpl_texts(type_order), showmeans=True)
         means = [float(np.mean(d)) for d in data]
         for i, m in enumerate(means, start=1):
             ax.annotate(f"{m:.1f}", (i, m), textcoords="offset points", xytext=(8, 0), fontsize=8)
-        ax.set_title(title)
-        ax.set_ylabel(ylabel)
+        ax.set_title(mpl_text(title))
+        ax.set_ylabel(mpl_text(ylabel))
 
     by_type_box(axes[0][2], "n_facts", "(c) Key facts per consultation", "key facts")
     by_type_box(axes[1][0], "utterances", "(d) Utterances per consultation", "utterances")
@@ -132,22 +165,31 @@ def figure3(cases: pl.DataFrame, *, top_charges: int = 10) -> Figure | None:
     ax = axes[1][1]
     client = cases["client_chars"].to_list()
     lawyer = cases["lawyer_chars"].to_list()
-    ax.boxplot([client, lawyer], tick_labels=["client 用户", "lawyer 律师"], showmeans=True)
-    ax.set_title("(e) Characters spoken per consultation")
-    ax.set_ylabel("characters")
+    ax.boxplot(
+        [client, lawyer], tick_labels=mpl_texts(["client 用户", "lawyer 律师"]), showmeans=True
+    )
+    ax.set_title(mpl_text("(e) Characters spoken per consultation"))
+    ax.set_ylabel(mpl_text("characters"))
 
     ax = axes[1][2]
+    entries: list[tuple[Artist, str]] = []
     for t in type_order:
         part = cases.filter(pl.col("case_type") == t)
-        ax.scatter(
-            part["client_chars"], part["lawyer_chars"], s=10, alpha=0.6, color=color[t], label=t
+        dots = ax.scatter(
+            part["client_chars"],
+            part["lawyer_chars"],
+            s=10,
+            alpha=0.6,
+            color=color[t],
+            label=mpl_text(t),
         )
+        entries.append((dots, t))
     top = max([*client, *lawyer, 1])
     ax.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
-    ax.set_xlabel("client characters")
-    ax.set_ylabel("lawyer characters")
-    ax.set_title("(f) Client vs lawyer characters")
-    ax.legend(fontsize=8)
+    ax.set_xlabel(mpl_text("client characters"))
+    ax.set_ylabel(mpl_text("lawyer characters"))
+    ax.set_title(mpl_text("(f) Client vs lawyer characters"))
+    _legend(ax, entries, fontsize=8)
     return fig
 
 
@@ -164,6 +206,7 @@ def figure5(curve: pl.DataFrame, order: Sequence[str]) -> Figure | None:
     bins = curve.select("bin", "bin_lo").unique().sort("bin_lo")["bin"].to_list()
     pos = {b: i for i, b in enumerate(bins)}
     colors = dict(zip(order, _colors(len(order)), strict=True))
+    handles: dict[str, Artist] = {}
     for ax, key in zip(axes, metrics, strict=True):
         part = curve.filter(pl.col("metric") == key)
         for system in order:
@@ -171,12 +214,19 @@ def figure5(curve: pl.DataFrame, order: Sequence[str]) -> Figure | None:
             if line.height == 0:
                 continue
             xs = [pos[b] for b in line["bin"].to_list()]
-            ax.plot(xs, line["value"].to_list(), marker="o", label=system, color=colors[system])
-        ax.set_xticks(range(len(bins)), bins)
-        ax.set_xlabel("number of key facts")
+            (drawn,) = ax.plot(
+                xs,
+                line["value"].to_list(),
+                marker="o",
+                label=mpl_text(system),
+                color=colors[system],
+            )
+            handles.setdefault(system, drawn)
+        ax.set_xticks(range(len(bins)), mpl_texts(bins))
+        ax.set_xlabel(mpl_text("number of key facts"))
         ax.set_title(_header(key))
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    _legend(axes[0], [(handles[s], s) for s in order if s in handles], fontsize=8)
     return fig
 
 
@@ -193,6 +243,7 @@ def figure6(means: pl.DataFrame, order: Sequence[str]) -> Figure | None:
     fig = Figure(figsize=(7, 7), layout="constrained")
     ax = fig.add_subplot(projection="polar")
     colors = dict(zip(order, _colors(len(order)), strict=True))
+    entries: list[tuple[Artist, str]] = []
     for system in order:
         vals = dict(
             present.filter(pl.col("system") == system).select("metric", "value").iter_rows()
@@ -200,11 +251,14 @@ def figure6(means: pl.DataFrame, order: Sequence[str]) -> Figure | None:
         if not any(k in vals for k in keys):
             continue
         ys = [float(vals.get(k, 0.0)) for k in keys]
-        ax.plot([*angles, angles[0]], [*ys, ys[0]], label=system, color=colors[system])
+        (drawn,) = ax.plot(
+            [*angles, angles[0]], [*ys, ys[0]], label=mpl_text(system), color=colors[system]
+        )
         ax.fill([*angles, angles[0]], [*ys, ys[0]], alpha=0.08, color=colors[system])
+        entries.append((drawn, system))
     ax.set_xticks(angles, [_header(k) for k in keys])
     ax.set_ylim(0, 100)
-    ax.legend(loc="upper right", bbox_to_anchor=(1.3, 1.1), fontsize=8)
+    _legend(ax, entries, loc="upper right", bbox_to_anchor=(1.3, 1.1), fontsize=8)
     return fig
 
 
@@ -237,10 +291,10 @@ def figure7(means: pl.DataFrame, order: Sequence[str], title: str = "") -> Figur
         ys = [float(vals.get(s, float("nan"))) for s in order]
         bars = ax.bar(range(len(order)), ys, color=colors)
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
-        ax.set_xticks(range(len(order)), list(order), rotation=30, ha="right")
+        ax.set_xticks(range(len(order)), mpl_texts(order), rotation=30, ha="right")
         ax.set_title(_header(key))
     if title:
-        fig.suptitle(title)
+        fig.suptitle(mpl_text(title))
     return fig
 
 
@@ -256,19 +310,26 @@ def figure_recall_by_turn(curve: pl.DataFrame, order: Sequence[str]) -> Figure |
     fig = Figure(figsize=(5.5 * len(cols), 4.2), layout="constrained")
     axes = fig.subplots(1, len(cols), squeeze=False)[0]
     colors = dict(zip(order, _colors(len(order)), strict=True))
+    handles: dict[str, Artist] = {}
     for ax, col in zip(axes, cols, strict=True):
         for system in order:
             line = curve.filter(pl.col("system") == system).sort("k")
             if line.height == 0 or line[col].drop_nulls().len() == 0:
                 continue
-            ax.plot(
-                line["k"], line[col], marker="o", markersize=3, label=system, color=colors[system]
+            (drawn,) = ax.plot(
+                line["k"],
+                line[col],
+                marker="o",
+                markersize=3,
+                label=mpl_text(system),
+                color=colors[system],
             )
-        ax.set_xlabel("clarifying questions asked (k)")
-        ax.set_ylabel(f"{'R' if col == 'recall' else 'WR'} after k questions (%)")
+            handles.setdefault(system, drawn)
+        ax.set_xlabel(mpl_text("clarifying questions asked (k)"))
+        ax.set_ylabel(mpl_text(f"{'R' if col == 'recall' else 'WR'} after k questions (%)"))
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    _legend(axes[0], [(handles[s], s) for s in order if s in handles], fontsize=8)
     return fig
 
 
@@ -362,7 +423,7 @@ def placeholder_figure(name: str, reason: str = "no data") -> Figure:
     ax.text(
         0.5,
         0.5,
-        f"{FIGURE_CAPTIONS.get(name, name)}\n{reason}",
+        mpl_text(f"{FIGURE_CAPTIONS.get(name, name)}\n{reason}"),
         ha="center",
         va="center",
         color="grey",

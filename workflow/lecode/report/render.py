@@ -1,10 +1,19 @@
 """Render tables as Markdown, CSV (long format) and LaTeX (booktabs).
 
 Markdown cell: ``value ± half-width``, best per column in bold and second in italics, and
-`` (n/N)†`` when coverage is below the threshold, e.g. ``35.9 ± 2.1 (38/40)†``; ``—`` when
-the metric has no data. Differences are signed and marked `` (n.s.)`` when not distinguishable
-from zero. LaTeX: ``\\textbf`` best, ``\\underline`` second, ``$^\\dagger$`` low coverage,
-``---`` no data; intervals are left to the Markdown and CSV unless ``ci=True``.
+`` (n/N)†`` when coverage is below the threshold, e.g. ``35.9 ± 2.1 (38/40)†``. Differences are
+signed and marked `` (n.s.)`` when not distinguishable from zero. LaTeX: ``\\textbf`` best,
+``\\underline`` second, ``$^\\dagger$`` low coverage; intervals are left to the Markdown and
+CSV unless ``ci=True``.
+
+Small samples are shown as they are (see :func:`cell_state` and :func:`shown_interval`):
+
+* a value from fewer than two cases has no interval at all (no ``±``, empty ``ci_low`` and
+  ``ci_high`` in the CSV): a zero-width interval from one case would read as certainty;
+* a cell that expected ``N > 0`` cases but has none (``n = 0``, e.g. every dialogue failed)
+  shows its coverage ``0/N``;
+* ``—`` (LaTeX ``---``) is kept for cells where the metric does not apply: no cases expected
+  (``N`` is ``None`` or 0: no judge configured, a number the paper does not report, ...).
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from lecode.report.model import Cell, Row, StatsTable, Table
 from lecode.report.results import display_value
@@ -29,6 +39,45 @@ SECTION_GROUPS: dict[str, str] = {
 }
 
 
+CellState = Literal["value", "no_data", "not_applicable"]
+MIN_CASES_FOR_INTERVAL = 2
+
+
+def cell_state(cell: Cell) -> CellState:
+    """Whether ``cell`` has a value, expected cases but none present, or does not apply.
+
+    ``no_data``: no value, ``n == 0`` of ``N > 0`` expected cases (e.g. every dialogue failed),
+    shown as ``0/N``. ``not_applicable``: no value and nothing expected (``N`` is ``None`` or
+    0), or no value for another reason (an offset to a number the paper does not report),
+    shown as ``—``.
+    """
+    if cell.value is not None:
+        return "value"
+    if cell.n == 0 and cell.N:
+        return "no_data"
+    return "not_applicable"
+
+
+def shown_interval(cell: Cell) -> tuple[float, float] | None:
+    """The cell's interval as printed: ``None`` without bounds or with fewer than two cases."""
+    if cell.value is None or cell.ci_low is None or cell.ci_high is None:
+        return None
+    if cell.n is not None and cell.n < MIN_CASES_FOR_INTERVAL:
+        return None
+    return cell.ci_low, cell.ci_high
+
+
+def shown_half_width(cell: Cell) -> float | None:
+    """Half-width of :func:`shown_interval`, or ``None`` when no interval is shown."""
+    interval = shown_interval(cell)
+    return None if interval is None else (interval[1] - interval[0]) / 2.0
+
+
+def no_data_text(cell: Cell) -> str:
+    """Coverage text of a ``no_data`` cell, e.g. ``0/40``."""
+    return f"{cell.n or 0}/{cell.N}"
+
+
 def _number(value: float, signed: bool) -> str:
     v = display_value(value)
     return f"{v:+.1f}" if signed else f"{v:.1f}"
@@ -42,6 +91,9 @@ def is_signed(row: Row) -> bool:
 
 
 def markdown_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """One Markdown cell (see the module docstring); ``0/N`` or ``—`` without a value."""
+    if cell_state(cell) == "no_data":
+        return no_data_text(cell)
     if cell.value is None:
         return MISSING_MD
     text = _number(cell.value, is_signed(row))
@@ -51,7 +103,7 @@ def markdown_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD) ->
         text = f"**{text}**"
     elif cell.rank == 2:
         text = f"*{text}*"
-    hw = cell.half_width
+    hw = shown_half_width(cell)
     if hw is not None:
         text += f" ± {display_value(hw):.1f}"
     if cell.coverage_below(threshold):
@@ -139,6 +191,7 @@ CSV_COLUMNS = (
     "p_value",
     "p_adjusted",
     "display",
+    "status",
 )
 
 
@@ -153,12 +206,18 @@ def _csv_num(x: float | int | bool | None) -> str:
 
 
 def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """Long format: one line per (row, metric); values on the display scale, unrounded."""
+    """Long format: one line per (row, metric); values on the display scale, unrounded.
+
+    ``ci_low``/``ci_high`` are empty where no interval is shown (fewer than two cases);
+    ``status`` is :func:`cell_state` (``value``, ``no_data`` or ``not_applicable``).
+    """
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in table.rows:
         for m, c in zip(table.metrics, r.cells, strict=True):
+            interval = shown_interval(c)
+            lo, hi = interval if interval is not None else (None, None)
             w.writerow(
                 [
                     table.name,
@@ -171,14 +230,15 @@ def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
                     m.key,
                     m.display_header,
                     _csv_num(c.value),
-                    _csv_num(c.ci_low),
-                    _csv_num(c.ci_high),
+                    _csv_num(lo),
+                    _csv_num(hi),
                     _csv_num(c.n),
                     _csv_num(c.N),
                     _csv_num(c.rank),
                     _csv_num(c.p_value),
                     _csv_num(c.p_adjusted),
                     markdown_cell(c, r, threshold),
+                    cell_state(c),
                 ]
             )
     return buf.getvalue()
@@ -230,6 +290,9 @@ def latex_text(text: str) -> str:
 
 
 def latex_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: bool = False) -> str:
+    """One LaTeX cell; ``0/N`` or ``---`` without a value, ``\\pm`` only with ``ci``."""
+    if cell_state(cell) == "no_data":
+        return no_data_text(cell)
     if cell.value is None:
         return MISSING_TEX
     number = _number(cell.value, is_signed(row))
@@ -240,7 +303,7 @@ def latex_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: b
         text = rf"\textbf{{{text}}}"
     elif cell.rank == 2:
         text = rf"\underline{{{text}}}"
-    hw = cell.half_width
+    hw = shown_half_width(cell)
     if ci and hw is not None:
         text += rf"\,{{\scriptsize$\pm${display_value(hw):.1f}}}"
     if cell.coverage_below(threshold):
