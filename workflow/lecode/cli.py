@@ -18,13 +18,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
         violations = validate_file(path)
-        if violations:
+        n = 0 if violations else len(load_cases(path))
+        if not violations and n == 0:
+            status = 1
+            print(f"{path}: holds no consultations (an empty test set cannot be evaluated)",
+                  file=sys.stderr)
+        elif violations:
             status = 1
             for v in violations:
                 print(v, file=sys.stderr)
             print(f"{path}: {len(violations)} problem(s)", file=sys.stderr)
         else:
-            print(f"{path}: {len(load_cases(path))} consultations, valid")
+            print(f"{path}: {n} consultations, valid")
     return status
 
 
@@ -68,6 +73,41 @@ def _cmd_retry_errors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    """Write (or, with --check, compare) the JSON schema generated from the settings models."""
+    from lecode.settings import SCHEMA_PATH, json_schema
+
+    text = json.dumps(json_schema(), ensure_ascii=False, indent=2) + "\n"
+    target = Path(args.out) if args.out else SCHEMA_PATH
+    if args.check:
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            print(f"{target} is out of date: run `lecode schema`", file=sys.stderr)
+            return 1
+        print(f"{target} is current")
+        return 0
+    atomic_write_text(target, text)
+    print(f"wrote {target}")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """Everything the Snakefile checks before it schedules a job, without Snakemake."""
+    from lecode.plan import Plan
+    from lecode.settings import Settings, SettingsError, check_runnable
+
+    try:
+        settings = Settings.load(args.params[0], *args.params[1:])
+        check_runnable(settings)
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    plan = Plan(settings)
+    for x in plan.system_files:
+        print(f"{x.system.label}: simulate {x.simulate}, match {x.match}, score {x.score}")
+    print(f"tables {plan.tables_spec.digest()}; configuration valid")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lecode", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true")
     p.set_defaults(func=_cmd_retry_errors)
 
+    p = sub.add_parser("schema", help="write the params.yaml JSON schema from the settings")
+    p.add_argument("--out", default=None)
+    p.add_argument("--check", action="store_true", help="fail when the file is not current")
+    p.set_defaults(func=_cmd_schema)
+
+    p = sub.add_parser("check", help="check a configuration as the Snakefile does")
+    p.add_argument("--params", action="append", default=None)
+    p.set_defaults(func=_cmd_check)
+
     llm_cli.register(sub)
     explain.register(sub)
     selftest.register(sub)
@@ -102,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "params", "") is None:
+        args.params = ["params.yaml"]
     try:
         return int(args.func(args) or 0)
     except DatasetError as exc:

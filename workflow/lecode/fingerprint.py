@@ -83,8 +83,9 @@ def files_of(modules: Iterable[str]) -> list[Path]:
     return sorted({p for m in modules if (p := module_file(m)) is not None})
 
 
-def digest_files(files: Iterable[Path], root: Path = WORKFLOW_DIR) -> str:
-    """sha256 over (relative path, bytes) of each file, in sorted order; 16 hex digits."""
+def digest_files(files: Iterable[Path], root: Path | None = None) -> str:
+    """sha256 over (path relative to ``workflow/``, bytes) of each file, sorted; 16 hex."""
+    root = WORKFLOW_DIR if root is None else root
     h = hashlib.sha256()
     for f in sorted(set(files)):
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")

@@ -41,7 +41,7 @@ def template_hashes(role: str, strategy: str, entry: ModelEntry) -> dict[str, st
     from lecode.llm.templates import template_paths
 
     files = template_paths(role, strategy)
-    return {f"{role}/{p.name}": digest_files([p], WORKFLOW_DIR) for p in files}
+    return {f"{role}/{p.name}": digest_files([p], p.parent) for p in files}
 
 
 class Plan:

@@ -82,10 +82,10 @@ class SelftestResult:
 
 
 def scoring_code_hash() -> str:
-    """Hash of the code that computes the scores (as in the scoring jobs' configuration)."""
-    from lecode.config import SCORING_CODE, code_hash
+    """Fingerprint of the code that computes the scores (as in the scoring jobs' spec)."""
+    from lecode.fingerprint import step_code
 
-    return code_hash(*SCORING_CODE)
+    return step_code("score_system")
 
 
 def current_stack(model: str, num_layers: int, *, bertscore: bool = True) -> dict[str, str]:

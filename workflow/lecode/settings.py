@@ -309,7 +309,7 @@ class Settings(_Section):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise SettingsError(format_errors(exc, source)) from None
+            raise SettingsError(format_errors(exc, source, data)) from None
 
     @classmethod
     def load(cls, path: str | Path = "params.yaml", *extra: str | Path) -> Settings:
@@ -363,11 +363,10 @@ def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-def format_errors(exc: ValidationError, source: str) -> str:
+def format_errors(exc: ValidationError, source: str, data: Any = None) -> str:
     lines = []
     for err in exc.errors()[:30]:
-        # Drop the union-member tags pydantic inserts into locations ("openai", "human_replay").
-        loc = [str(p) for p in err["loc"] if not _is_tag(p)]
+        loc = _setting_path(err["loc"], data)
         where = ".".join(loc) or "<top level>"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
@@ -379,13 +378,26 @@ def format_errors(exc: ValidationError, source: str) -> str:
     return f"{source} is invalid:\n" + "\n".join(lines)
 
 
-def _is_tag(part: Any) -> bool:
-    return isinstance(part, str) and part in (
-        "offline",
-        "openai",
-        "vllm",
-        *OFFLINE_ROLES,
-    )
+def _setting_path(loc: tuple[Any, ...], data: Any) -> list[str]:
+    """``loc`` without the union-member tags pydantic inserts (``openai``, ``retrieval``),
+    found by walking the input: a tag is a part that is no key of the data at that point."""
+    out: list[str] = []
+    for part in loc:
+        if isinstance(data, dict):
+            if part in data:
+                data = data[part]
+            elif part in (data.get("backend"), data.get("agent")):
+                continue
+            else:
+                data = None
+        elif isinstance(data, (list, tuple)) and isinstance(part, int) and part < len(data):
+            data = data[part]
+            out[-1:] = [f"{out[-1]}[{part}]"] if out else [f"[{part}]"]
+            continue
+        else:
+            data = None
+        out.append(str(part))
+    return out
 
 
 def _semantic_problems(s: Settings) -> Iterable[str]:

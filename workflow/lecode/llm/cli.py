@@ -16,25 +16,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import cli as mock_cli
 
 
 def _load_params(paths: Sequence[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for p in paths:
-        data = yaml.safe_load(Path(p).read_text(encoding="utf-8")) or {}
-        params = _merge(params, data)
-    return params
+    """The merged configuration files, validated by the typed settings (defaults filled)."""
+    from lecode.settings import Settings
 
-
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in extra.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
+    return Settings.load(paths[0], *paths[1:]).model_dump(mode="json")
 
 
 def _used_models(params: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,120 @@
+"""Job digests change with exactly what decides a job's outputs, per step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lecode import paths
+from lecode.plan import Plan
+from lecode.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _params() -> dict[str, Any]:
+    p = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    p["dataset"].update(
+        train=str(REPO / "data/sample/sample_trainset.jsonl"),
+        test=str(REPO / "data/sample/sample_testset.jsonl"),
+    )
+    p["models"]["a"] = {"backend": "openai", "base_url": "http://x/v1", "model": "a"}
+    p["models"]["b"] = {"backend": "openai", "base_url": "http://y/v1", "model": "b"}
+    p["experts"] += [{"model": "a", "strategy": "zero_shot"}, {"model": "b", "strategy": "zero_shot"}]
+    return p
+
+
+def _digests(p: dict[str, Any]) -> dict[str, str | None]:
+    plan = Plan(Settings.parse(p), paper=REPO / "data/paper_numbers.csv")
+    out: dict[str, str | None] = {"shards": plan.shardset, "match": plan.mcfg, "judge": plan.jcfg}
+    out.update({f"sim:{x.expert}": plan.sim(x.expert, x.strategy) for x in plan.systems})
+    out.update(score=plan.scfg, aggregate=plan.aggregate_file, tables=plan.tables_dir)
+    return out
+
+
+def _changed(mutate: Any) -> set[str]:
+    p = _params()
+    before = _digests(p)
+    mutate(p)
+    after = _digests(p)
+    return {k for k in before if before.get(k) != after.get(k)} | (after.keys() - before.keys())
+
+
+def test_runtime_only_settings_change_nothing() -> None:
+    def mutate(p: dict[str, Any]) -> None:
+        p["models"]["a"].update(concurrency=32, timeout=5, max_retries=0, price={"prompt": 1})
+        p["models"]["a"]["api_key_env"] = "A_KEY"
+        p["metrics"]["bertscore"].update(threads=1, mem_mb=1000)
+        p["llm"] = {"store_dir": "elsewhere/responses"}
+
+    assert _changed(mutate) == set()
+
+
+def test_one_experts_setting_reruns_that_expert_only() -> None:
+    changed = _changed(lambda p: p["models"]["a"].update(temperature=0.3))
+    assert changed == {"sim:a", "aggregate", "tables"}
+
+
+def test_a_label_changes_the_tables_only() -> None:
+    assert _changed(lambda p: p["experts"][2].update(label="A!")) == {"tables"}
+
+
+def test_adding_an_expert_keeps_every_other_digest() -> None:
+    def add(p: dict[str, Any]) -> None:
+        p["models"]["c"] = {"backend": "openai", "base_url": "http://z/v1", "model": "c"}
+        p["experts"].append({"model": "c", "strategy": "few_shot"})
+
+    assert _changed(add) == {"sim:c", "aggregate", "tables"}
+
+
+def test_matcher_and_judge_settings_rerun_their_steps_and_scores() -> None:
+    assert _changed(lambda p: p.update(matcher={"model": "a"})) == {
+        "match", "score", "aggregate", "tables"
+    }
+    assert _changed(lambda p: p.update(judge={"model": "b"})) == {
+        "judge", "score", "aggregate", "tables"
+    }
+
+
+def test_the_client_reruns_every_simulation() -> None:
+    changed = _changed(lambda p: p.update(client={"model": "a", "strategy": "instruct_question"}))
+    assert {"sim:human_replay", "sim:retrieval", "sim:a", "sim:b"} <= changed
+    assert "match" not in changed
+
+
+def test_max_turns_and_metrics_settings() -> None:
+    assert "match" not in _changed(lambda p: p["simulation"].update(max_turns=5))
+    assert _changed(lambda p: p["simulation"].update(max_turns=5)) >= {"sim:a", "sim:retrieval"}
+    assert _changed(lambda p: p["metrics"]["rouge"].update(punctuation="drop")) == {
+        "score", "aggregate", "tables"
+    }
+
+
+def test_the_test_set_names_the_shard_set_but_not_the_simulation(tmp_path: Path) -> None:
+    src = REPO / "data/sample/sample_testset.jsonl"
+    fewer = tmp_path / "fewer.jsonl"
+    fewer.write_text("".join(src.read_text(encoding="utf-8").splitlines(True)[:-1]), encoding="utf-8")
+    changed = _changed(lambda p: p["dataset"].update(test=str(fewer)))
+    assert "shards" in changed and "sim:a" not in changed  # finished dialogues are reused
+
+
+def test_paths_round_trip_through_the_parser() -> None:
+    plan = Plan(Settings.parse(_params()), paper=REPO / "data/paper_numbers.csv")
+    t = plan.transcript("a", "zero_shot", "001")
+    assert paths.parse(t) == (
+        "transcript",
+        {"expert": "a", "strategy": "zero_shot", "sim": plan.sim("a", "zero_shot"),
+         "shardset": plan.shardset, "shard": "001"},
+    )
+    assert paths.parse(plan.score("b", "zero_shot"))[0] == "score"
+    assert paths.parse(plan.journal("a", "zero_shot"))[1]["sim"] == plan.sim("a", "zero_shot")
+
+
+def test_spec_json_round_trips_and_keeps_the_digest() -> None:
+    plan = Plan(Settings.parse(_params()), paper=REPO / "data/paper_numbers.csv")
+    spec = plan.simulate_spec("a", "zero_shot")
+    again = type(spec).from_json(spec.to_json())
+    assert again == spec and again.digest() == spec.digest()
+    assert "concurrency" not in str(spec.identity())
