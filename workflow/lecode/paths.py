@@ -29,9 +29,10 @@ SCORE: Final = "results/scores/{expert}/{strategy}/{sim}/{scfg}/{shardset}.csv"
 AGGREGATE: Final = "results/aggregate/{agg}/scores.csv"
 TABLES: Final = "results/tables/{tcfg}"
 METRICS: Final = "results/tables/{tcfg}/metrics.json"
-FIGURES: Final = "results/figures/{fcfg}/figures"
-PLOTS: Final = "results/figures/{fcfg}/plots"
-HTML: Final = "results/html/{hcfg}/index.html"
+# The report stage's own outputs live under build/ (DVC versions results/ with the first stage).
+FIGURES: Final = "build/figures/{fcfg}/figures"
+PLOTS: Final = "build/figures/{fcfg}/plots"
+HTML: Final = "build/html/{hcfg}/index.html"
 #: Finished dialogues of one expert x strategy configuration, across shard sets.
 JOURNAL: Final = "store/dialogues/{expert}/{strategy}/{sim}.jsonl"
 
@@ -61,13 +62,21 @@ def format(pattern: str, **fields: str) -> str:  # noqa: A001 - mirrors str.form
     return pattern.format(**fields)
 
 
+def _stem(pattern: str) -> tuple[str, str]:
+    root, rest = pattern.split("/", 1)
+    return root, rest.rsplit(".", 1)[0] if "." in rest.rsplit("/", 1)[-1] else rest
+
+
 def log(pattern: str) -> str:
-    """The ``log:`` path of a rule whose output is ``pattern`` (``results/`` -> ``logs/``)."""
-    return "logs/" + pattern.removeprefix("results/").rsplit(".", 1)[0] + ".log"
+    """The ``log:`` path of a rule whose output is ``pattern`` (``results/x`` -> ``logs/x``)."""
+    root, stem = _stem(pattern)
+    return f"logs/{stem}.log" if root == "results" else f"logs/{root}/{stem}.log"
 
 
 def benchmark(pattern: str) -> str:
-    return "results/benchmarks/" + pattern.removeprefix("results/").rsplit(".", 1)[0] + ".tsv"
+    """The ``benchmark:`` path, beside the outputs under the same root (one DVC output)."""
+    root, stem = _stem(pattern)
+    return f"{root}/benchmarks/{stem}.tsv"
 
 
 def _regex(pattern: str) -> re.Pattern[str]:
