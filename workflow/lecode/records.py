@@ -79,7 +79,15 @@ class Turn(_Record):
 
 
 class RoleUsage(_Record):
-    """Token, cost and request accounting of one role in one dialogue."""
+    """Token, cost and request accounting of one role in one dialogue.
+
+    ``reasoning_tokens`` is the part of ``completion_tokens`` a reasoning model spent on its
+    hidden reasoning (reported by the API, else estimated; see :mod:`lecode.llm.ledger`).
+    The protocol counters record how replies were handled: ``unmarked_reasks`` (an expert
+    reply without 提问/建议 marker was re-asked), ``unmarked_advice`` / ``unmarked_questions``
+    (an unmarked reply was taken as advice / as a question), ``confidence_failures`` (a MediQ
+    confidence reply could not be read, re-asked or fatal).
+    """
 
     calls: int = 0
     cached: int = 0
@@ -87,15 +95,15 @@ class RoleUsage(_Record):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    reasoning_tokens: int = 0
+    unmarked_reasks: int = 0
+    unmarked_advice: int = 0
+    unmarked_questions: int = 0
+    confidence_failures: int = 0
 
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
-            calls=self.calls + other.calls,
-            cached=self.cached + other.cached,
-            retries=self.retries + other.retries,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost=self.cost + other.cost,
+            **{name: getattr(self, name) + getattr(other, name) for name in RoleUsage.model_fields}
         )
 
 

@@ -5,19 +5,65 @@ The per-dialogue view lives in ``Transcript.usage`` (the roles add to the dialog
 Tokens and cost of a cached call are those of the stored response (what the result cost to
 produce), so they do not change between a first run and a replay; ``cached`` and ``retries``
 describe the run itself.
+
+Reasoning models (deepseek-r1 style) spend part of ``completion_tokens`` on hidden reasoning.
+``reasoning_tokens`` counts that part separately: the API's
+``usage.completion_tokens_details.reasoning_tokens`` when it reports one, else an *estimate*
+from the reasoning text (:func:`estimate_tokens`: one token per CJK character plus one per
+four other non-space characters), never more than ``completion_tokens`` when that is known.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from lecode.records import RoleUsage
+
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_SPACE = re.compile(r"\s")
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count of ``text`` (an estimate, not any tokenizer's count): one token per
+    CJK character or full-width sign, one per four other non-space characters (rounded up)."""
+    cjk = len(_CJK.findall(text))
+    other = len(_SPACE.sub("", text)) - cjk
+    return cjk + math.ceil(other / 4)
+
+
+def reported_reasoning_tokens(usage: Any) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` of an API response's usage object
+    (a dict), or ``None`` when the API does not report it."""
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("completion_tokens_details")
+    if not isinstance(details, Mapping):
+        return None
+    value = details.get("reasoning_tokens")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return max(0, int(value))
+
+
+def reasoning_tokens(
+    reasoning: str, *, reported: int | None = None, completion_tokens: int | None = None
+) -> int:
+    """Reasoning tokens of one response: ``reported`` by the API when given, else an estimate
+    from the ``reasoning`` text (capped at ``completion_tokens`` when that is known, > 0)."""
+    if reported is not None:
+        return max(0, reported)
+    if not reasoning.strip():
+        return 0
+    n = estimate_tokens(reasoning)
+    return min(n, completion_tokens) if completion_tokens else n
 
 
 class _CallCounts(Protocol):
@@ -34,7 +80,8 @@ class _CallCounts(Protocol):
 
 
 def call_usage(call: _CallCounts) -> RoleUsage:
-    """The usage of one LLM call (a stored response or a ledger record)."""
+    """The usage of one LLM call (a stored response or a ledger record). ``reasoning_tokens``
+    is read when the call object has it (0 otherwise)."""
     return RoleUsage(
         calls=1,
         cached=int(call.cached),
@@ -42,6 +89,7 @@ def call_usage(call: _CallCounts) -> RoleUsage:
         prompt_tokens=call.prompt_tokens,
         completion_tokens=call.completion_tokens,
         cost=call.cost,
+        reasoning_tokens=int(getattr(call, "reasoning_tokens", 0) or 0),
     )
 
 
@@ -59,6 +107,7 @@ class CallRecord:
     latency_s: float
     status: str = "ok"  # ok | error
     error: str = ""
+    reasoning_tokens: int = 0  # part of completion_tokens; reported, else estimated
 
     def usage(self) -> RoleUsage:
         return call_usage(self)
@@ -104,7 +153,8 @@ class UsageLedger:
             lines.append(
                 f"{role:8s} {model:24s} calls={u.calls} cached={u.cached} retries={u.retries} "
                 f"errors={errors.get((role, model), 0)} prompt_tokens={u.prompt_tokens} "
-                f"completion_tokens={u.completion_tokens} cost={u.cost:.4f}"
+                f"completion_tokens={u.completion_tokens} reasoning_tokens={u.reasoning_tokens} "
+                f"cost={u.cost:.4f}"
             )
         return lines
 

