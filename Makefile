@@ -13,7 +13,7 @@ CORES ?= all
 REPLAY ?= 1
 SNAKEMAKE := LECODE_REPLAY=$(REPLAY) $(VENV)/bin/snakemake
 
-.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock bench clean-results
+.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -52,6 +52,15 @@ format: env
 	$(VENV)/bin/ruff format workflow tests benchmarks scripts
 	$(VENV)/bin/ruff check --fix workflow tests benchmarks scripts
 
+# Record the sample run in dvc.lock (after any change to the workflow, data or params) and
+# push its outputs to the default remote; CI fails while dvc.lock is stale (check-dvc-lock).
+dvc-lock: env sysdeps
+	LECODE_REPLAY=$(REPLAY) $(VENV)/bin/dvc repro
+	$(VENV)/bin/dvc push -q
+
+check-dvc-lock: env
+	$(PY) scripts/check_dvc_lock.py
+
 # Regenerate the lock file after changing dependencies in pyproject.toml.
 lock:
 	uv pip compile pyproject.toml --extra dev --python-version 3.11 $(FIND_LINKS) -o requirements.lock
@@ -61,6 +70,7 @@ bench: env
 	$(PY) benchmarks/harness_throughput.py
 	$(PY) benchmarks/warm_rerun.py
 	$(PY) benchmarks/call_overhead.py
+	$(PY) benchmarks/dag_build.py
 
 clean-results:
 	rm -rf results logs reports/tables reports/figures reports/metrics.json

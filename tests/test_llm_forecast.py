@@ -38,6 +38,7 @@ def test_forecast_counts_calls_per_role(tmp_path: Path, capsys: pytest.CaptureFi
         "matcher": {"model": "gpt"},
         "judge": {"model": "judge"},
         "simulation": {"max_turns": 3},
+        "metrics": {"bertscore": {"model": "m", "num_layers": 1}},
     }
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params, allow_unicode=True))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lecode.agents.base import RoleError, UsageMeter
+from lecode.llm.errors import LLMConfigError
 from lecode.llm.templates import template_paths as template_files
 from lecode.agents.context import ConfigurationError, RoleContext
 from lecode.agents.experts import build_expert
@@ -181,7 +182,7 @@ def test_template_files_cover_every_strategy() -> None:
             files = template_files(role, strategy)
             assert files and all(p.is_file() for p in files)
     assert template_files("matcher", "anything") == template_files("matcher", "default")
-    with pytest.raises(ConfigurationError):
+    with pytest.raises(LLMConfigError):
         template_files("expert", "nonsense")
 
 

@@ -125,7 +125,8 @@ def test_serve_cli_start_status_stop(
             }
         )
     )
-    args = ["--params", str(params), "--log-dir", str(tmp_path / "logs")]
+    base = Path(__file__).resolve().parent.parent / "params.yaml"
+    args = ["--params", str(base), "--params", str(params), "--log-dir", str(tmp_path / "logs")]
     assert llm_main(["serve", "start", *args, "--timeout", "60"]) == 0
     state = ServerState.read(tmp_path / "store" / "servers" / "qwen7b.json")
     assert llm_main(["serve", "status", *args]) == 0

@@ -95,3 +95,59 @@ def test_adding_an_expert_schedules_only_its_jobs(project: Path) -> None:
     assert counts.get("simulate") == 2, out
     assert counts.get("match_facts") == 2, out
     assert counts.get("score_system") == 1, out
+
+
+def _scheduled(project: Path, *configs: str) -> dict[str, int]:
+    run = snakemake(project, "all_tables", "-n", "--quiet", "rules", configs=configs or ("tiny.yaml",))
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    return {
+        line.split()[0]: int(line.split()[1])
+        for line in out.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"
+    }
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [
+        # the matcher's code: matching of both systems and everything after it
+        (
+            "agents/lexical_matcher.py",
+            {"match_facts": 4, "score_system": 2, "aggregate_scores": 1, "tables": 1},
+        ),
+        # the simulation loop: everything but the shards
+        ("simulate.py", {"simulate": 4, "match_facts": 4, "score_system": 2}),
+        # a metric: scores and after
+        ("metrics/clarification.py", {"score_system": 2, "aggregate_scores": 1, "tables": 1}),
+        # table rendering: the tables only
+        ("report/render.py", {"tables": 1}),
+    ],
+)
+def test_a_code_edit_reruns_exactly_the_dependent_jobs(
+    project: Path, module: str, expected: dict[str, int]
+) -> None:
+    path = project / "workflow/lecode" / module
+    original = path.read_bytes()
+    try:
+        path.write_bytes(original + b"\n# edited\n")
+        counts = _scheduled(project)
+    finally:
+        path.write_bytes(original)
+    counts.pop("all_tables", None)
+    counts.pop("publish_tables", None)
+    assert counts == expected
+    assert _scheduled(project) == {}  # restored: current again
+
+
+def test_runtime_only_settings_rerun_nothing(project: Path) -> None:
+    extra = project / "runtime.yaml"
+    extra.write_text(
+        "metrics: {bertscore: {threads: 2, mem_mb: 1000}}\n"
+        "models: {retrieval: {backend: offline, agent: retrieval, label: Retrieval (BM25)}}\n",
+        encoding="utf-8",
+    )
+    counts = _scheduled(project, "tiny.yaml", "runtime.yaml")
+    counts.pop("all_tables", None)
+    counts.pop("publish_tables", None)
+    assert counts == {"tables": 1}  # a label is shown in the tables, and only there
