@@ -1,5 +1,5 @@
 """Shared set-up of the benchmarks: synthetic cases, the mock endpoint in a child process, and
-the consultation loop of the library with LLM roles built through the role registry."""
+the consultation loop of the library with LLM roles built through the role builders."""
 
 from __future__ import annotations
 
