@@ -40,7 +40,16 @@ ClientStrategy = Literal["first_person_dialogue", "instruct_dialogue", "instruct
 
 #: Settings of a model entry that never change its outputs: left out of every job digest.
 RUNTIME_ONLY = frozenset(
-    {"label", "group", "concurrency", "timeout", "max_retries", "price", "api_key_env"}
+    {
+        "label",
+        "group",
+        "paper_label",
+        "concurrency",
+        "timeout",
+        "max_retries",
+        "price",
+        "api_key_env",
+    }
 )
 #: ``dump(context=IDENTITY)`` drops runtime-only settings (the form that enters digests).
 IDENTITY = {"identity": True}
@@ -61,6 +70,7 @@ class _Section(BaseModel):
 class _Entry(_Section):
     label: str | None = Field(None, description="display name in tables")
     group: str | None = Field(None, description="table group, e.g. Closed-source LLMs")
+    paper_label: str | None = Field(None, description="the paper's row name, if not the label")
 
     @model_serializer(mode="wrap")
     def _identity(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
@@ -181,8 +191,9 @@ ModelEntry = Annotated[OfflineEntry | OpenAIEntry | VLLMEntry, Field(discriminat
 class ExpertRole(_Section):
     model: Name
     strategy: ExpertStrategy
-    label: str | None = None
+    label: str | None = Field(None, description="the table row's name (unique)")
     group: str | None = None
+    paper_label: str | None = Field(None, description="the paper's row to compare with")
 
 
 class ClientRole(_Section):
@@ -269,6 +280,7 @@ class System(_Section):
     strategy: str
     label: str
     group: str
+    paper_label: str | None = None
 
 
 REPLAY_ENV = "LECODE_REPLAY"
@@ -336,6 +348,7 @@ class Settings(_Section):
                     strategy=e.strategy,
                     label=e.label or m.label or f"{e.model}/{e.strategy}",
                     group=e.group or m.group or default_group,
+                    paper_label=e.paper_label or m.paper_label,
                 )
             )
         return out

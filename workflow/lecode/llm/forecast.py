@@ -22,7 +22,7 @@ from lecode.llm.templates import PromptTemplate, load_strategy
 QUESTION_CHARS = 40
 ANSWER_CHARS = 40
 ADVICE_CHARS = 400
-JUDGE_REPLY_CHARS = 160
+JUDGE_REPLY_CHARS = 600  # per-dimension reasoning, then six scores as JSON
 CONFIDENCE_REPLY_CHARS = 3
 
 
@@ -112,16 +112,22 @@ def forecast(
     questions: int | None = None,
     tokens_per_char: float = 0.75,
     prompts_dir: Path | None = None,
+    cases: int | None = None,
 ) -> Forecast:
+    """Calls, tokens and cost per role and model. ``cases``: forecast that many dialogues,
+    cycling through the configured test cases (their lengths stand for the real set's)."""
     models = params["models"]
     sim = params.get("simulation") or {}
     max_turns = int(sim.get("max_turns", 10))
     q = max_turns if questions is None else min(questions, max_turns)
     replicates = int(sim.get("replicates", 1) or 1)
+    n_cases = cases
     cases = read_cases([params["dataset"]["test"]])
     limit = params["dataset"].get("limit")
     if limit:
         cases = cases[: int(limit)]
+    if n_cases is not None and cases:
+        cases = [cases[i % len(cases)] for i in range(n_cases)]
     fc = Forecast(len(cases), replicates, q, tokens_per_char)
 
     def spec_of(name: str) -> ModelSpec | None:
@@ -212,6 +218,11 @@ def _scoring_calls(
             fc.add(
                 "judge",
                 spec,
-                _chars(t, dialogue=_dialogue(case, q), advice="x" * ADVICE_CHARS),
+                _chars(
+                    t,
+                    dialogue=_dialogue(case, q),
+                    advice="x" * ADVICE_CHARS,
+                    reference=case.suggestion,
+                ),
                 JUDGE_REPLY_CHARS,
             )
