@@ -83,7 +83,9 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     from lecode.llm.forecast import forecast
 
     params = _load_params(args.params)
-    fc = forecast(params, questions=args.questions, tokens_per_char=args.tokens_per_char)
+    fc = forecast(
+        params, questions=args.questions, tokens_per_char=args.tokens_per_char, cases=args.cases
+    )
     if args.json:
         print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))
     else:
@@ -152,6 +154,13 @@ def register(subparsers: Any) -> None:
         help="questions per dialogue (default: simulation.max_turns, the bound)",
     )
     p.add_argument("--tokens-per-char", type=float, default=0.75)
+    p.add_argument(
+        "--cases",
+        type=int,
+        default=None,
+        help="forecast this many dialogues, drawn in turn from the configured test set "
+        "(e.g. 740 for LeCoDe's test set while only the sample is at hand)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=lambda a: cmd_forecast(_with_default_params(a)))
 
