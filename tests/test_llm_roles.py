@@ -17,8 +17,8 @@ from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 from lecode.llm.templates import ROLE_TEMPLATES
 from lecode.records import Case, Transcript, Turn
 
@@ -72,13 +72,16 @@ def test_max_turns_forces_advice(tmp_path: Path, mock: MockServer, cases: list[C
     assert all(t.advice for t in ts)
 
 
-def test_malformed_reply_is_reasked_once_then_parse_error(
+def test_unmarked_reply_is_reasked_once_then_taken_as_advice(
     tmp_path: Path, mock: MockServer, cases: list[Case]
 ) -> None:
+    """The default ``unmarked: reask`` policy: one re-ask, then the reply counts as advice."""
     mock.set_faults({"no_marker": 1.0})
     ts = run(cases[:2], tmp_path, mock.url)
-    assert [t.stop_reason for t in ts] == ["parse_error", "parse_error"]
+    assert [t.stop_reason for t in ts] == ["advice", "advice"]
     assert all(t.usage["expert"].calls == 2 for t in ts)  # the reply, then one re-ask
+    assert all(t.usage["expert"].unmarked_reasks == 1 for t in ts)
+    assert all(t.usage["expert"].unmarked_advice == 1 for t in ts)
     assert mock.stats()["requests"]["expert"] == 4
 
 

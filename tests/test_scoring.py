@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from lecode.metrics.advice import BertScores
 from lecode.metrics.advice import RougeL
 from lecode.records import Case, Judgement, JudgeScores, Matches, Transcript, Turn
 from lecode.scoring import score_dialogues
@@ -27,6 +28,11 @@ class FakeBert:
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         self.calls.append((list(candidates), list(references)))
         return [0.5 + i / 100 for i in range(len(candidates))]
+
+    def score_detailed(self, candidates: Sequence[str], references: Sequence[str]) -> BertScores:
+        """Like score(); a pair counts as truncated when its candidate is over 20 characters."""
+        f1 = self.score(candidates, references)
+        return BertScores(f1=f1, truncated=[len(c) > 20 for c in candidates])
 
 
 def case(cid: str, suggestion: str = SUGGESTION) -> Case:
@@ -232,3 +238,17 @@ def test_inconsistent_inputs_raise() -> None:
         score_dialogues(
             {"c1": case("c1")}, [transcript("c1", 1, "建议。")], {"c1": other}, {}, rouge, None
         )
+
+
+def test_truncated_bertscore_pairs_are_flagged_per_dialogue() -> None:
+    cases = {c: case(c) for c in ("a", "b", "c")}
+    transcripts = [
+        transcript("a", 1, "建议甲。"),
+        transcript("b", 1, "建议" + "很长" * 20),
+        transcript("c", 1, None, stop="abstain"),
+    ]
+    rows = score_dialogues(
+        cases, transcripts, {c: matches(c, [[0]]) for c in cases}, {}, RougeL(punctuation=True),
+        FakeBert(),
+    )
+    assert [r.bertscore_truncated for r in rows] == [0, 1, None]

@@ -100,7 +100,7 @@ SCORE_SCHEMA: dict[str, type[pl.DataType]] = {
         pl.Utf8
         if name in ("case_id", "expert", "strategy", "stop_reason")
         else pl.Int64
-        if name in ("n_facts", "turns")
+        if name in ("n_facts", "turns", "bertscore_truncated")
         else pl.Float64
     )
     for name in DialogueScores.model_fields

@@ -216,6 +216,8 @@ class DialogueScores(_Record):
     ndcg_gold: float | None = None
     rouge_l: float | None = None
     bertscore_f1: float | None = None
+    #: 1 when the advice or the reference was cut to the BERTScore model's length limit.
+    bertscore_truncated: int | None = None
     professionalism: float | None = None
     fluency: float | None = None
     completeness: float | None = None

@@ -31,7 +31,9 @@ JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "s
 class BatchScorer(Protocol):
     """Scores many (candidate, reference) pairs in one call, e.g. :class:`BertScorer`."""
 
-    def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]: ...
+    def score_detailed(self, candidates: Sequence[str], references: Sequence[str]) -> Any:
+        """``.f1`` (one value per pair) and ``.truncated`` (whether a side was cut)."""
+        ...
 
 
 def _check_same_run(kind: str, record: Matches | Judgement, transcript: Transcript) -> None:
@@ -118,9 +120,11 @@ def score_dialogues(
         pending.append((len(rows) - 1, advice, case.suggestion))
 
     if bert is not None and pending:
-        values = bert.score([p[1] for p in pending], [p[2] for p in pending])
-        if len(values) != len(pending):
+        result = bert.score_detailed([p[1] for p in pending], [p[2] for p in pending])
+        values, cut = list(result.f1), list(result.truncated)
+        if len(values) != len(pending) or len(cut) != len(pending):
             raise ValueError(f"BERTScore returned {len(values)} values for {len(pending)} pairs")
-        for (i, _, _), value in zip(pending, values, strict=True):
+        for (i, _, _), value, was_cut in zip(pending, values, cut, strict=True):
             rows[i]["bertscore_f1"] = float(value)
+            rows[i]["bertscore_truncated"] = int(bool(was_cut))
     return [DialogueScores(**row) for row in rows]

@@ -58,4 +58,5 @@ def _llm_expert(
         max_turns=int(max_turns),
         replicate=replicate(ctx),
         threshold=float(llm.spec.mediq_threshold),
+        unmarked=model_cfg.get("unmarked"),
     )

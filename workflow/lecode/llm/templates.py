@@ -31,8 +31,8 @@ ROLE_TEMPLATES: dict[str, dict[str, dict[str, str]]] = {
             "reask": "expert/reask",
         },
         "few_shot": {
+            # the forced advice uses the [advise] section of few_shot, with its demonstrations
             "turn": "expert/few_shot",
-            "advise": "expert/advise_only",
             "reask": "expert/reask",
         },
         "zero_shot_json": {
