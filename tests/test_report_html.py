@@ -18,7 +18,9 @@ import pytest
 from lecode.recordio import scores_frame
 from lecode.records import Case, DialogueScores, Judgement, Matches, Transcript, Turn, Utterance
 from lecode.report.demo import Demo, make_demo
+from lecode.report.document import load_all
 from lecode.report.html import render_html, write_html, write_report
+from lecode.report.outputs import write_tables
 from lecode.report.spec import System
 from lecode.report.viewer import viewer_data
 
@@ -149,15 +151,27 @@ def test_script_breaking_text_is_escaped() -> None:
 
 
 def test_write_html_without_viewer_or_figures_dir(demo: Demo, tmp_path: Path) -> None:
+    write_tables(demo.scores, demo.systems, demo.n_expected, tmp_path / "tables")
     path = write_html(
         tmp_path / "index.html",
+        tables_dir=tmp_path / "tables",
         scores=demo.scores,
         systems=demo.systems,
-        n_expected=demo.n_expected,
     )
     html = path.read_text(encoding="utf-8")
     assert 'id="tbl-table3"' in html and 'id="transcripts"' not in html
     assert 'id="fig-figure6"' in html
+
+
+def test_the_page_shows_the_tables_as_written(report: Path) -> None:
+    """Every number of the page is a cell of a written document, shown with its id."""
+    html = report.read_text(encoding="utf-8")
+    docs = load_all(report.parent / "tables")
+    ids = {i.replace("&amp;", "&") for i in re.findall(r'data-cell="([^"]+)"', html)}
+    assert ids == {c.id for d in docs.values() for _, c in d.cells()}
+    usage = docs["usage"]
+    row = usage.rows[0]
+    assert f'data-cell="{row.cells[1].id}">{row.cells[1].display}</td>' in html
 
 
 # --------------------------------------------------------------------------- browser

@@ -14,8 +14,15 @@ import yaml
 
 from lecode.recordio import SCORE_SCHEMA
 from lecode.records import Case, RoleUsage, Transcript, Turn, Utterance
+from lecode.report import document
 from lecode.report.model import Cell, Row, Table
-from lecode.report.outputs import ReportSettings, build_tables, metrics_json, write_tables
+from lecode.report.outputs import (
+    ReportSettings,
+    build_documents,
+    build_tables,
+    metrics_json,
+    write_tables,
+)
 from lecode.report.paper import load_paper_numbers
 from lecode.report.render import (
     latex_cell,
@@ -124,7 +131,7 @@ EXPECTED_MD = """\
 | **Open-source LLMs** |  |  |  |
 | Qwen2.5-7B | 50.0 ± 20.0 | **1.0** ± 0.0 | *50.0* ± 0.0 |
 | **Baselines (ours)** |  |  |  |
-| Retrieval | **80.0** ± 15.0 (3/4)† | *3.0* ± 0.0 (3/4)† | — |
+| Retrieval | **80.0** ± 15.0 (3/4)† | *3.0* ± 0.0 (3/4)† | 0/4 |
 
 - ± half-width of the 95% percentile bootstrap interval over cases (1000 resamples, seed 0)
 - † coverage n/N below 90% (n/N in Markdown and CSV); — no data
@@ -153,7 +160,7 @@ def test_table3_latex_bold_underline_direction(small: pl.DataFrame) -> None:
     assert lines["GPT-4"] == r"GPT-4 & \underline{65.0} & 5.0 & \textbf{75.0} \\"
     assert lines["Qwen2.5-7B"] == r"Qwen2.5-7B & 50.0 & \textbf{1.0} & \underline{50.0} \\"
     assert lines["Retrieval"] == (
-        r"Retrieval & \textbf{80.0}$^\dagger$ & \underline{3.0}$^\dagger$ & --- \\"
+        r"Retrieval & \textbf{80.0}$^\dagger$ & \underline{3.0}$^\dagger$ & 0/4 \\"
     )
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
     assert r"AT$\downarrow$" in tex
@@ -184,24 +191,27 @@ def test_coverage_marking_threshold() -> None:
     assert markdown_cell(Cell(35.9, 33.8, 38.0, 38, 40), row, 0.96) == "35.9 ± 2.1 (38/40)†"
     assert markdown_cell(Cell(35.9, 33.8, 38.0, 35, 40, rank=1), row) == "**35.9** ± 2.1 (35/40)†"
     assert latex_cell(Cell(35.9, 33.8, 38.0, 35, 40, rank=2), row) == r"\underline{35.9}$^\dagger$"
-    assert markdown_cell(Cell(None, n=0, N=40), row) == "—"
-    assert latex_cell(Cell(None, n=0, N=40), row) == "---"
+    assert markdown_cell(Cell(None, n=0, N=40), row) == "0/40"  # expected, none present
+    assert latex_cell(Cell(None, n=0, N=40), row) == "0/40"
+    assert markdown_cell(Cell(None), row) == "—"  # does not apply
+    assert latex_cell(Cell(None), row) == "---"
 
 
-def test_missing_metric_shows_dash_everywhere(small: pl.DataFrame) -> None:
+def test_missing_metric_shows_its_coverage_everywhere(small: pl.DataFrame) -> None:
     t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=200))
     md = render_markdown(t)
     gpt = next(line for line in md.splitlines() if line.startswith("| GPT-4"))
     cells = [c.strip() for c in gpt.strip("|").split("|")]
     headers = [m.header for m in METRICS]
-    # no rouge/bertscore/weighted recall in the fixture: all "—"
+    # no rouge/bertscore/weighted recall in the fixture: 0 of the 4 expected cases
     for key in ("weighted_recall", "rouge_l", "bertscore_f1", "professionalism", "safety"):
-        assert cells[1 + headers.index(METRIC_BY_KEY[key].header)] == "—"
+        assert cells[1 + headers.index(METRIC_BY_KEY[key].header)] == "0/4"
     retrieval = next(line for line in md.splitlines() if line.startswith("| Retrieval"))
-    assert retrieval.count("—") == 11  # everything but R and AT
+    assert retrieval.count("| 0/4 ") == 11  # everything but R and AT
     out = list(csv.DictReader(io.StringIO(render_csv(t))))
     oa = next(r for r in out if r["label"] == "Retrieval" and r["metric"] == "overall")
-    assert (oa["value"], oa["n"], oa["N"], oa["display"]) == ("", "0", "4", "—")
+    assert (oa["value"], oa["n"], oa["N"], oa["display"]) == ("", "0", "4", "0/4")
+    assert oa["status"] == "no_data"
     rec = next(r for r in out if r["label"] == "Retrieval" and r["metric"] == "recall")
     assert (float(rec["value"]), rec["n"], rec["N"], rec["rank"]) == (80.0, "3", "4", "1")
     assert float(rec["ci_low"]) <= 80.0 <= float(rec["ci_high"])
@@ -485,8 +495,9 @@ def test_write_tables_files(tmp_path: Path) -> None:
         "usage",
     }
     for name in ("table2", "table3", "paired", "table6", "table7", "comparison"):
-        for ext in ("md", "csv", "tex"):
+        for ext in ("md", "csv", "tex", "provenance.json"):
             assert (tmp_path / f"{name}.{ext}").is_file()
+    assert (tmp_path / "usage.provenance.json").is_file()
     metrics = json.loads((tmp_path / "metrics.json").read_text(encoding="utf-8"))
     assert list(metrics) == [s.label for s in systems]
     assert metrics["GPT-4"]["recall"] == pytest.approx(62.0)
@@ -545,3 +556,39 @@ def test_low_coverage_cells(small: pl.DataFrame) -> None:
     t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=100), metrics=SMALL_METRICS)
     assert low_coverage_cells(t, 0.9) == [("Retrieval", "R", 3, 4), ("Retrieval", "AT", 3, 4)]
     assert low_coverage_cells(t, 0.75) == []
+
+
+def test_a_document_renders_exactly_as_its_table() -> None:
+    """The files are rendered from the documents; they lose nothing of the tables."""
+    frame, systems = _shots()
+    paper = load_paper_numbers(PAPER_CSV)
+    settings = ReportSettings(resamples=300)
+    tables = build_tables(frame, systems, 30, settings=settings, paper=paper)
+    docs = build_documents(
+        frame,
+        systems,
+        30,
+        train_cases=[_case("a", 4, 2)],
+        test_cases=[_case("b", 6, 3)],
+        paper_numbers=paper,
+        settings=settings,
+    )
+    assert set(tables) | {"table2"} == set(docs)
+    for name, table in tables.items():
+        doc = document.parse(docs[name].dumps())  # through JSON and back
+        assert doc.render()["md"] == render_markdown(table)
+        assert doc.render()["csv"] == render_csv(table)
+        assert doc.render()["tex"] == render_latex(table)
+        assert doc.to_table().rows == tuple(table.rows)
+    stats = table2([_case("a", 4, 2)], [_case("b", 6, 3)])
+    assert document.parse(docs["table2"].dumps()).render()["md"] == render_stats_markdown(stats)
+    offsets = [r for r in docs["comparison"].rows if r.kind == "offset"]
+    assert offsets and all(c.delta_of == (c.systems[0], "paper") for r in offsets for c in r.cells)
+
+
+def test_cell_ids_are_made_in_one_place() -> None:
+    frame, systems = _shots()
+    docs = build_documents(frame, systems, 30, settings=ReportSettings(resamples=100))
+    for name, doc in docs.items():
+        for row, cell in doc.cells():
+            assert cell.id == document.cell_id(name, row.label, row.setting, cell.column)

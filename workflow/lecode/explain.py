@@ -1,11 +1,12 @@
 """``lecode explain``: how a reported number was produced, and one consultation in full.
 
 ``lecode explain table3 "human_replay/baseline" WR`` reads ``reports/tables/table3.provenance.json``
-(written with the table, see :mod:`lecode.provenance`) and prints the cell's value and n/N, the
-aggregation, every input file with its recorded sha256 (and whether the file on disk still has
-it), how many LLM responses came from the response store, the models as configured and as
-served, the dataset, the parameter subset, the git state and the metric stack. It also
-recomputes the cell's mean from the per-dialogue scores file.
+(the document the table was written from, see :mod:`lecode.report.document`) and prints the
+cell's value and n/N, the aggregation, the spec digests of the jobs behind it, every input file
+with its recorded sha256 (and whether the file on disk still has it), how many LLM responses
+came from the response store, the roles' model entries and what they reported, the dataset, the
+report settings, the git state and the package versions. It also recomputes the cell's mean
+from the per-dialogue scores.
 
 ``lecode explain --case ID`` prints that consultation for every system of the table: the
 transcript, the facts each question elicited, and the dialogue's scores.
@@ -20,9 +21,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from lecode import provenance as prov
+from lecode.report.document import (
+    PAPER,
+    Cell,
+    DocumentError,
+    Row,
+    SystemInfo,
+    TableDocument,
+    load,
+)
+from lecode.specs import file_sha256
 
 DEFAULT_TABLES = "reports/tables"
 
@@ -42,69 +50,67 @@ def _choices(values: Sequence[str]) -> str:
     return ", ".join(repr(v) for v in dict.fromkeys(values))
 
 
-def find_cell(
-    doc: Mapping[str, Any], row: str, column: str, setting: str | None = None
-) -> dict[str, Any]:
-    """The cell of ``doc`` at ``row`` (label, ``expert/strategy`` or expert) and ``column``
-    (header such as ``WR`` or ``AT↓``, or metric key such as ``weighted_recall``)."""
-    cells: list[dict[str, Any]] = list(doc["cells"])
-    systems = doc.get("systems") or {}
+def _row_keys(doc: TableDocument, row: Row, cell: Cell) -> set[str]:
+    keys = {_norm(row.label)}
+    if row.key:
+        keys.add(_norm(row.key))
+    if cell.delta_of is not None and row.kind == "delta":
+        keys.add(_norm(" − ".join(cell.delta_of)))
+        keys.add(_norm(" - ".join(cell.delta_of)))
+    elif len(cell.systems) == 1:
+        keys.add(_norm(cell.systems[0]))
+        info = doc.systems.get(cell.systems[0])
+        if info is not None:
+            keys.add(_norm(info.system.expert))
+    return keys
 
-    def row_keys(c: Mapping[str, Any]) -> set[str]:
-        keys = {_norm(c["row"])}
-        if c.get("statistic"):
-            keys.add(_norm(c["statistic"]))
-        refs = c.get("systems") or []
-        if c.get("kind") in ("system", "paper", "offset") and refs:
-            keys.add(_norm(refs[0]))
-            keys.add(_norm(systems.get(refs[0], {}).get("expert", refs[0])))
-        elif c.get("kind") == "delta" and refs:
-            keys.add(_norm(" − ".join(refs)))
-            keys.add(_norm(" - ".join(refs)))
-        return keys
 
+def _column_keys(doc: TableDocument, cell: Cell) -> set[str]:
+    col = doc.column(cell.column)
+    return {_norm(col.key), _norm(col.header), _norm(col.name or col.key)}
+
+
+def find_cell(doc: TableDocument, row: str, column: str, setting: str | None = None) -> Cell:
+    """The cell of ``doc`` at ``row`` (label, ``expert/strategy``, expert, a difference's
+    ``a − b`` or a statistic's key) and ``column`` (header such as ``WR`` or ``AT↓``, or key
+    such as ``weighted_recall``)."""
     want = _norm(row)
-    by_row = [c for c in cells if want in row_keys(c)]
+    by_row = [(r, c) for r, c in doc.cells() if want in _row_keys(doc, r, c)]
     if not by_row:
         raise ExplainError(
-            f"{doc['table']}: no row {row!r}; rows: {_choices([c['row'] for c in cells])}"
+            f"{doc.table}: no row {row!r}; rows: {_choices([r.label for r in doc.rows])}"
         )
     if setting is not None:
-        by_row = [c for c in by_row if _norm(c.get("setting", "")) == _norm(setting)]
+        by_row = [(r, c) for r, c in by_row if _norm(r.setting) == _norm(setting)]
         if not by_row:
-            raise ExplainError(f"{doc['table']}: row {row!r} has no setting {setting!r}")
+            raise ExplainError(f"{doc.table}: row {row!r} has no setting {setting!r}")
     col = _norm(column)
-    found = [
-        c
-        for c in by_row
-        if col in (_norm(c["column"]), _norm(c.get("metric", "")), _norm(c["column"] + "↓"))
-        or (c.get("metric", "").endswith(":" + column))
-    ]
+    found = [(r, c) for r, c in by_row if col in _column_keys(doc, c)]
     if not found:
+        headers = [doc.column(c.column).header for _, c in by_row]
+        raise ExplainError(f"{doc.table}: no column {column!r}; columns: {_choices(headers)}")
+    if len({(r.label, r.setting) for r, _ in found}) > 1:
+        opts = [f"{r.label} [{r.setting or '-'}]" for r, _ in found]
         raise ExplainError(
-            f"{doc['table']}: no column {column!r}; columns: "
-            f"{_choices([c['column'] for c in by_row])}"
-        )
-    if len({(c["row"], c.get("setting", "")) for c in found}) > 1:
-        opts = [f"{c['row']} [{c.get('setting') or '-'}]" for c in found]
-        raise ExplainError(
-            f"{doc['table']}: {row!r} matches several rows ({', '.join(opts)}); "
+            f"{doc.table}: {row!r} matches several rows ({', '.join(opts)}); "
             "name the row by its label or pass --setting"
         )
-    return found[0]
+    return found[0][1]
+
+
+def row_of(doc: TableDocument, cell: Cell) -> Row:
+    return next(r for r in doc.rows if any(c.id == cell.id for c in r.cells))
 
 
 # --------------------------------------------------------------------------- checks
 
 
-def _state(ref: Mapping[str, Any], root: Path) -> str:
-    """``ok``, ``changed`` or ``missing``: the file on disk against its recorded sha256."""
-    path = root / ref["path"]
-    if not path.is_file():
+def _state(path: str, sha256: str, root: Path) -> str:
+    """``ok``, ``CHANGED since the table`` or ``missing``: the file against its sha256."""
+    p = root / path
+    if not p.is_file():
         return "missing"
-    if ref.get("sha256") is None:
-        return "present (no hash recorded)"
-    return "ok" if prov.sha256_file(path) == ref["sha256"] else "CHANGED since the table"
+    return "ok" if file_sha256(p) == sha256 else "CHANGED since the table"
 
 
 def _values(rows: list[dict[str, Any]], metric: str) -> dict[str, float]:
@@ -116,36 +122,38 @@ def _values(rows: list[dict[str, Any]], metric: str) -> dict[str, float]:
     return out
 
 
-def recompute(doc: Mapping[str, Any], cell: Mapping[str, Any], root: Path) -> dict[str, Any] | None:
-    """The cell's mean (display scale) and n recomputed from the per-dialogue scores file,
+def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | None:
+    """The cell's mean (display scale) and n recomputed from the per-dialogue scores,
     and the dialogues where the metric is missing; ``None`` where that does not apply."""
-    if cell.get("kind") not in ("system", "delta") or not cell.get("systems"):
+    row = row_of(doc, cell)
+    if doc.layout != "metrics" or row.kind not in ("system", "delta") or doc.run is None:
         return None
-    scores = doc["run"].get("scores")
-    if not scores or not (root / scores["path"]).is_file():
+    path = root / doc.run.aggregate.path
+    if not path.is_file():
         return None
     from lecode.recordio import read_scores
+    from lecode.report.spec import system_key
 
-    frame = read_scores(root / scores["path"])
     by_system: dict[str, list[dict[str, Any]]] = {}
-    for r in frame.iter_rows(named=True):
-        by_system.setdefault(f"{r['expert']}/{r['strategy']}", []).append(r)
-    metric, scale = cell["metric"], float(cell.get("scale") or 1.0)
-    refs = cell["systems"]
-    rows = by_system.get(refs[0], [])
-    own = _values(rows, metric)
-    if cell["kind"] == "system":
-        present = own
-        values = list(own.values())
+    for r in read_scores(path).iter_rows(named=True):
+        by_system.setdefault(system_key(r["expert"], r["strategy"]), []).append(r)
+    column = doc.column(cell.column)
+    metric, scale = column.key, float(column.scale or 1.0)
+    if row.kind == "system":
+        rows = by_system.get(cell.systems[0], [])
+        present = _values(rows, metric)
     else:
-        other = _values(by_system.get(refs[1], []), metric) if len(refs) > 1 else {}
+        assert cell.delta_of is not None
+        a, b = cell.delta_of
+        rows = by_system.get(a, [])
+        own, other = _values(rows, metric), _values(by_system.get(b, []), metric)
         present = {k: own[k] - other[k] for k in own if k in other}
-        values = list(present.values())
+    values = list(present.values())
     missing = [
         (str(r["case_id"]), str(r["stop_reason"])) for r in rows if str(r["case_id"]) not in present
     ]
     mean = None if not values else math.fsum(values) / len(values) * scale
-    value = cell.get("value")
+    value = cell.value
     agrees = (
         mean is None
         if value is None
@@ -165,18 +173,19 @@ def _fmt(x: Any, digits: int = 6) -> str:
     return str(x)
 
 
-def _files(title: str, refs: Sequence[Mapping[str, Any]], root: Path, verify: bool) -> list[str]:
+def _file_lines(pad: str, path: str, sha256: str, extra: str, root: Path, verify: bool) -> str:
+    state = f"  [{_state(path, sha256, root)}]" if verify else ""
+    return f"{pad}{path}{extra}\n{pad}  sha256 {sha256}{state}"
+
+
+def _records(title: str, refs: Sequence[Any], root: Path, verify: bool) -> list[str]:
     if not refs:
         return [f"{title}: none"]
-    total = sum(int(r.get("dialogues") or 0) for r in refs)
-    head = f"{title} ({len(refs)} file{'s' * (len(refs) != 1)}"
-    head += f", {total} dialogues)" if any("dialogues" in r for r in refs) else ")"
-    lines = [head]
+    total = sum(r.records for r in refs)
+    lines = [f"{title} ({len(refs)} file{'s' * (len(refs) != 1)}, {total} records)"]
     pad = " " * (len(title) - len(title.lstrip()) + 2)
     for r in refs:
-        state = f"  [{_state(r, root)}]" if verify else ""
-        count = f"  {r['dialogues']} dialogues" if "dialogues" in r else ""
-        lines.append(f"{pad}{r['path']}{count}\n{pad}  sha256 {r['sha256']}{state}")
+        lines.append(_file_lines(pad, r.path, r.sha256, f"  {r.records} records", root, verify))
     return lines
 
 
@@ -184,94 +193,79 @@ def _counts(d: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
 
 
-def _model_lines(role: str, m: Mapping[str, Any]) -> list[str]:
-    cfg = {k: v for k, v in (m.get("config") or {}).items()}
-    lines = [f"  {role}: {m['name']} ({m.get('strategy') or '-'}), backend {m.get('backend')}"]
-    lines.append(f"    configured: {json.dumps(cfg, ensure_ascii=False, sort_keys=True)}")
-    for name, digest in (m.get("templates") or {}).items():
-        lines.append(f"    prompt template {name}: sha256 {digest}")
-    served = m.get("served")
-    if served:
-        lines.append(
-            f"    as served ({served['stored_responses']} stored responses of this model "
-            f"identity, store partition {served['partition']}):"
-        )
-        lines.append(f"      model ids: {_counts(served['served_models'])}")
-        lines.append(f"      system fingerprints: {_counts(served['system_fingerprints'])}")
-    return lines
-
-
-def _stack_lines(stack: Mapping[str, Any]) -> list[str]:
-    rouge = stack.get("rouge") or {}
-    lines = [
-        f"  jieba {stack.get('jieba')} (dictionary sha256 {stack.get('jieba_dict_sha256')})",
-        f"  rouge-score {stack.get('rouge-score')} (ROUGE-L on {rouge.get('tokenizer')} tokens, "
-        f"punctuation {rouge.get('punctuation')})",
-    ]
-    bert = stack.get("bertscore") or {}
-    if bert.get("enabled") is False:
-        lines.append("  BERTScore disabled")
-    else:
-        lines.append(
-            f"  bert-score {stack.get('bert-score')}, transformers {stack.get('transformers')}, "
-            f"torch {stack.get('torch')}"
-        )
-        lines.append(
-            f"  BERTScore model {bert.get('model')} (sha256 {bert.get('model_sha256')}), "
-            f"layer {bert.get('num_layers')}, idf {str(bert.get('idf')).lower()}, "
-            f"rescaled {str(bert.get('rescale_with_baseline')).lower()}"
-        )
-    return lines
-
-
-def _git_line(git: Mapping[str, Any]) -> str:
-    if git.get("commit") is None:
-        return "  not built inside a git repository (no commit recorded)"
-    dirty = {True: "yes", False: "no"}.get(bool(git["dirty"]), "unknown")
-    if git.get("dirty") is None:
-        dirty = "unknown"
-    return (
-        f"  commit {git['commit']} (last change to {', '.join(git.get('scope') or [])}); "
-        f"uncommitted changes: {dirty}"
-    )
-
-
-def _value_line(cell: Mapping[str, Any]) -> str:
-    shown = str(cell.get("display") or _fmt(cell.get("value"))).replace("*", "")
-    parts = [f"{shown} ({_fmt(cell.get('value'))})"]
-    if cell.get("ci_low") is not None:
-        parts.append(f"interval [{_fmt(cell['ci_low'], 4)}, {_fmt(cell['ci_high'], 4)}]")
-    if cell.get("n") is not None:
-        parts.append(f"n/N = {cell['n']}/{cell['N']}")
-    if cell.get("rank") is not None:
-        parts.append(f"rank {cell['rank']}")
-    if cell.get("p_adjusted") is not None:
-        parts.append(f"p {cell['p_value']}, Holm p {cell['p_adjusted']}")
+def _value_line(cell: Cell) -> str:
+    parts = [f"{cell.display.replace('*', '')} ({_fmt(cell.value)})"]
+    if cell.lo is not None:
+        parts.append(f"interval [{_fmt(cell.lo, 4)}, {_fmt(cell.hi, 4)}]")
+    if cell.n is not None:
+        parts.append(f"n/N = {cell.n}/{cell.N}")
+    if cell.rank is not None:
+        parts.append(f"rank {cell.rank}")
+    if cell.p_adjusted is not None:
+        parts.append(f"p {cell.p_value}, Holm p {cell.p_adjusted}")
+    if not cell.applicable:
+        parts.append("(does not apply)")
     return "  ".join(parts)
 
 
+def _title(doc: TableDocument, cell: Cell) -> str:
+    row = row_of(doc, cell)
+    column = doc.column(cell.column)
+    title = f"{doc.table} · {row.label}" + (f" [{row.setting}]" if row.setting else "")
+    return (
+        title + f" · {column.header}" + (f" ({column.key})" if column.key != column.header else "")
+    )
+
+
+def _system_lines(key: str, s: SystemInfo, root: Path, verify: bool) -> list[str]:
+    out = [f"System {key} — {s.system.label} ({s.system.group})"]
+    if s.jobs is not None:
+        j = s.jobs
+        out.append(
+            f"  job spec digests: simulate {j.simulate}, match {j.match}, "
+            f"judge {j.judge or 'none'}, score {j.score}"
+        )
+    if s.files is not None:
+        f = s.files
+        out.append("  per-dialogue scores of this system")
+        out.append(_file_lines("    ", f.score.path, f.score.sha256, "", root, verify))
+        out += _records(
+            f"  transcripts (stop reasons: {_counts(s.stop_reasons)})", f.transcripts, root, verify
+        )
+        out += _records(f"  matches (status: {_counts(s.match_status)})", f.matches, root, verify)
+        if f.judgements:
+            out += _records(
+                f"  judgements (status: {_counts(s.judge_status)})", f.judgements, root, verify
+            )
+        else:
+            out.append("  judgements: none (no judge configured)")
+    out.append("  LLM responses taken from the response store:")
+    if not s.store:
+        out.append("    none: no LLM call (offline agents only)")
+    for role, u in s.store.items():
+        out.append(f"    {role}: {u.from_store} of {u.responses} responses")
+    if s.roles:
+        out.append("  models (as they enter the job digests):")
+    for role, r in s.roles.items():
+        strategy = f" ({r.strategy})" if r.strategy else ""
+        out.append(f"    {role}: {r.model}{strategy}")
+        out.append(f"      {json.dumps(r.entry, ensure_ascii=False, sort_keys=True)}")
+    if s.reported:
+        out.append("  reported by the roles in the transcripts:")
+        out += [f"    {k}: {v}" for k, v in s.reported.items()]
+    return out
+
+
 def explain_cell(
-    doc: Mapping[str, Any],
-    cell: Mapping[str, Any],
-    *,
-    root: str | Path = ".",
-    verify: bool = True,
+    doc: TableDocument, cell: Cell, *, root: str | Path = ".", verify: bool = True
 ) -> str:
     """The full, human-readable provenance of one cell."""
     root = Path(root)
-    run = doc["run"]
-    title = f"{doc['table']} · {cell['row']}"
-    title += f" [{cell['setting']}]" if cell.get("setting") else ""
-    title += f" · {cell['column']}" + (f" ({cell['metric']})" if cell.get("metric") else "")
-    out = [
-        title,
-        "",
-        "Value",
-        "  " + _value_line(cell),
-        "",
-        "Aggregation",
-        f"  {cell['aggregation']}",
-    ]
+    run = doc.run
+    out = [_title(doc, cell), "", "Value", "  " + _value_line(cell), "", "Aggregation"]
+    out.append(f"  {cell.aggregation}")
+    if cell.delta_of is not None:
+        out.append(f"  difference {cell.delta_of[0]} − {cell.delta_of[1]}")
     if verify:
         check = recompute(doc, cell, root)
         if check is not None:
@@ -287,190 +281,130 @@ def explain_cell(
                     f"  missing for {len(check['missing'])}: {listed}"
                     + (f" and {more} more" if more > 0 else "")
                 )
-    if run.get("scores"):
-        out += ["", *_files("Per-dialogue scores (all systems)", [run["scores"]], root, verify)]
-    for key in cell.get("systems") or []:
-        s = (doc.get("systems") or {}).get(key)
-        if s is None:
-            continue
-        out += ["", f"System {key} — {s.get('label')}"]
-        hashes = s.get("config_hash") or {}
-        if hashes:
-            out.append("  configuration hashes (in the paths): " + _counts(hashes))
-        check = s.get("params_check") or {}
-        if check.get("reproduced") is True:
-            out.append("  the recorded params and code give these hashes: yes")
-        elif check.get("reproduced") is False:
-            out.append(
-                "  the recorded params and code give these hashes: NO (they give "
-                f"{_counts(check.get('expected') or {})}; the files were made with other "
-                "settings or code)"
-            )
-        elif check:
-            out.append(f"  could not check the hashes: {check.get('error')}")
-        out += _files("  per-dialogue scores of this system", s.get("scores") or [], root, verify)
-        out += _files(
-            f"  transcripts (stop reasons: {_counts(s.get('stop_reasons') or {})})",
-            s.get("transcripts") or [],
-            root,
-            verify,
-        )
-        out += _files(
-            f"  matches (status: {_counts(s.get('match_status') or {})})",
-            s.get("matches") or [],
-            root,
-            verify,
-        )
-        if s.get("judgements"):
-            out += _files(
-                f"  judgements (status: {_counts(s.get('judge_status') or {})})",
-                s["judgements"],
-                root,
-                verify,
-            )
-        else:
-            out.append("  judgements: none (no judge configured)")
-        store = s.get("store") or {}
-        out.append("  LLM responses taken from the response store:")
-        if not store:
-            out.append("    none: no LLM call (offline agents only)")
-        for role, u in store.items():
-            out.append(f"    {role}: {u['from_store']} of {u['responses']} responses")
-        out.append("  models:")
-        for role, m in (s.get("models") or {}).items():
-            out += ["  " + line for line in _model_lines(role, m)]
-        reported = s.get("reported") or {}
-        if reported:
-            out.append("  recorded in the transcripts: " + json.dumps(reported, ensure_ascii=False))
-    dataset = run.get("dataset") or {}
-    if dataset:
-        out += ["", "Dataset"]
-        for name in ("test", "train"):
-            if name in dataset:
-                state = f"  [{_state(dataset[name], root)}]" if verify else ""
-                out.append(
-                    f"  {name}: {dataset[name]['path']}\n    sha256 "
-                    f"{dataset[name]['sha256']}{state}"
-                )
-        shards = dataset.get("shards")
-        if shards:
-            state = f"  [{_state(shards, root)}]" if verify else ""
-            out.append(
-                f"  shards: {shards['path']} (shard set {shards.get('shard_set')}, "
-                f"{shards.get('n_cases')} cases in {shards.get('n_shards')} shards, "
-                f"limit {shards.get('limit')})\n    sha256 {shards['sha256']}{state}"
-            )
-    if run.get("paper") and cell.get("kind") in ("paper", "offset"):
-        out += ["", *_files("Published numbers", [run["paper"]], root, verify)]
-    out += ["", f"Parameters (subset; from the {run.get('params_source', 'configuration')})"]
-    text = yaml.safe_dump(run.get("params") or {}, allow_unicode=True, sort_keys=True, width=96)
-    out += ["  " + line for line in text.rstrip().splitlines()]
-    out += ["", "Code", _git_line(run.get("git") or {})]
-    out += [
-        "",
-        "Metric stack (when the table was built)",
-        *_stack_lines(run.get("metric_stack") or {}),
-    ]
+    if doc.spec_digest:
+        out.append(f"  built by the tables job with spec digest {doc.spec_digest}")
+    if run is not None:
+        out += ["", "Per-dialogue scores (all systems)"]
+        out.append(_file_lines("  ", run.aggregate.path, run.aggregate.sha256, "", root, verify))
+    for key in cell.systems:
+        s = doc.systems.get(key)
+        if s is not None:
+            out += ["", *_system_lines(key, s, root, verify)]
+    if run is None:
+        return "\n".join(out) + "\n"
+    d = run.dataset
+    out += ["", "Dataset"]
+    for name, ref in (("test", d.test), ("train", d.train), ("shard index", d.index)):
+        out.append(_file_lines("  ", ref.path, ref.sha256, f" ({name})", root, verify))
+    out.append(
+        f"  {d.n_cases} test cases in {len(d.shards)} shards"
+        + (f" (first {d.limit} by id hash)" if d.limit else "")
+    )
+    if verify:
+        bad = [s.path for s in d.shards if _state(s.path, s.sha256, root) != "ok"]
+        out.append(f"  shards changed or missing: {', '.join(bad)}" if bad else "  shards: ok")
+    if PAPER in (cell.delta_of or ()) or row_of(doc, cell).kind == "paper":
+        out += ["", "Published numbers"]
+        out.append(_file_lines("  ", run.paper.path, run.paper.sha256, "", root, verify))
+    out += ["", "Report settings"]
+    out.append("  " + json.dumps(run.settings.model_dump(mode="json"), sort_keys=True))
+    out += ["", "Code", _git_line(run)]
+    out += ["", "Packages", "  " + _counts(run.packages)]
     return "\n".join(out) + "\n"
 
 
-def summary_text(doc: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+def _git_line(run: Any) -> str:
+    git = run.git
+    if git.commit is None:
+        return "  not built inside a git repository (no commit recorded)"
+    dirty = {True: "yes", False: "no", None: "unknown"}[git.dirty]
+    return (
+        f"  commit {git.commit} (last change to {', '.join(git.scope)}); "
+        f"uncommitted changes: {dirty}"
+    )
+
+
+def summary_text(doc: TableDocument, cell: Cell) -> str:
     """A short provenance of one cell (the HTML report shows it on hover and click)."""
-    run = doc["run"]
-    lines = [
-        f"{cell['row']}{' [' + cell['setting'] + ']' if cell.get('setting') else ''} · "
-        f"{cell['column']}: {_value_line(cell)}",
-        cell["aggregation"],
-    ]
-    if run.get("scores"):
-        lines.append(f"scores {run['scores']['path']} sha256 {run['scores']['sha256'][:16]}…")
-    for key in cell.get("systems") or []:
-        s = (doc.get("systems") or {}).get(key)
+    row = row_of(doc, cell)
+    column = doc.column(cell.column)
+    head = row.label + (f" [{row.setting}]" if row.setting else "")
+    lines = [f"{head} · {column.header}: {_value_line(cell)}", cell.aggregation]
+    run = doc.run
+    if run is not None:
+        lines.append(f"scores {run.aggregate.path} sha256 {run.aggregate.sha256[:16]}…")
+    for key in cell.systems:
+        s = doc.systems.get(key)
         if s is None:
             continue
-        n_t = sum(int(r.get("dialogues") or 0) for r in s.get("transcripts") or [])
-        store = "; ".join(
-            f"{r} {u['from_store']}/{u['responses']} from store"
-            for r, u in (s.get("store") or {}).items()
-        )
-        lines.append(
-            f"{key}: {len(s.get('transcripts') or [])} transcript files ({n_t} dialogues), "
-            f"{len(s.get('matches') or [])} match files"
-            + (f"; {store}" if store else "; no LLM call")
-        )
-        for role, m in (s.get("models") or {}).items():
-            served = m.get("served") or {}
-            extra = ""
-            if served:
-                extra = (
-                    f"; served {', '.join(served['served_models'])}; fingerprints "
-                    f"{', '.join(served['system_fingerprints'])}"
-                )
-            lines.append(f"  {role} {m['name']} ({m.get('backend')}){extra}")
-    dataset = run.get("dataset") or {}
-    if "test" in dataset:
-        lines.append(f"test {dataset['test']['path']} sha256 {dataset['test']['sha256'][:16]}…")
-    git = run.get("git") or {}
-    if git.get("commit"):
-        lines.append(f"git {git['commit'][:12]}{' (dirty)' if git.get('dirty') else ''}")
-    stack = run.get("metric_stack") or {}
-    bert = stack.get("bertscore") or {}
+        if s.files is not None:
+            n_t = sum(f.records for f in s.files.transcripts)
+            store = "; ".join(
+                f"{r} {u.from_store}/{u.responses} from store" for r, u in s.store.items()
+            )
+            lines.append(
+                f"{key}: {len(s.files.transcripts)} transcript files ({n_t} dialogues), "
+                f"{len(s.files.matches)} match files" + (f"; {store}" if store else "; no LLM call")
+            )
+        if s.jobs is not None:
+            lines.append(f"  simulate {s.jobs.simulate}, score {s.jobs.score}")
+        for role, r in s.roles.items():
+            lines.append(f"  {role} {r.model} ({r.entry.get('backend')})")
+        served = {
+            k: v
+            for k, v in s.reported.items()
+            if k.endswith(("reported_model", "system_fingerprint"))
+        }
+        if served:
+            lines.append("  reported " + "; ".join(f"{k} {v}" for k, v in served.items()))
+    if run is not None:
+        lines.append(f"test {run.dataset.test.path} sha256 {run.dataset.test.sha256[:16]}…")
+        if run.git.commit:
+            lines.append(f"git {run.git.commit[:12]}{' (dirty)' if run.git.dirty else ''}")
     lines.append(
-        f"jieba {stack.get('jieba')}, rouge-score {stack.get('rouge-score')}, bert-score "
-        f"{stack.get('bert-score')}, model {bert.get('model')} layer {bert.get('num_layers')}"
+        f'lecode explain {doc.table} "{row.label}" {column.header}'
+        + (f' --setting "{row.setting}"' if row.setting else "")
     )
-    lines.append(f'lecode explain {doc["table"]} "{cell["row"]}" {cell["column"]}')
     return "\n".join(lines)
 
 
-def html_summaries(tables_dir: str | Path) -> dict[str, str]:
-    """``{cell id: summary}`` for every cell with provenance under ``tables_dir``."""
-    out: dict[str, str] = {}
-    for doc in prov.load_all(tables_dir).values():
-        for cell in doc["cells"]:
-            out[cell["id"]] = summary_text(doc, cell)
-    return out
+def html_summaries(docs: Mapping[str, TableDocument]) -> dict[str, str]:
+    """``{cell id: summary}`` for every cell of ``docs``."""
+    return {c.id: summary_text(doc, c) for doc in docs.values() for _, c in doc.cells()}
 
 
 # --------------------------------------------------------------------------- --case
 
 
-def _find_case(shards_index: Path, case_id: str) -> Any:
-    from lecode.recordio import read_cases
-
-    for path in sorted(shards_index.parent.glob("*.jsonl")):
-        for case in read_cases(path):
-            if case.id == case_id:
-                return case, path
-    return None, None
-
-
 def explain_case(
-    doc: Mapping[str, Any], case_id: str, *, system: str | None = None, root: str | Path = "."
+    doc: TableDocument, case_id: str, *, system: str | None = None, root: str | Path = "."
 ) -> str:
     """One consultation for every system of ``doc`` (or one): transcript, the facts each
     question elicited, and the dialogue's scores."""
-    from lecode.recordio import read_matches, read_scores, read_transcripts
-    from lecode.report.spec import METRICS
+    from lecode.recordio import read_cases, read_matches, read_scores, read_transcripts
+    from lecode.report.spec import METRICS, system_key
 
     root = Path(root)
-    run = doc["run"]
-    shards = (run.get("dataset") or {}).get("shards")
-    case, shard = (None, None)
-    if shards:
-        case, shard = _find_case(root / shards["path"], case_id)
+    run = doc.run
+    if run is None:
+        raise ExplainError(f"{doc.table}: the document names no input files")
+    case, shard = None, None
+    for ref in run.dataset.shards:
+        found = [c for c in read_cases(root / ref.path) if c.id == case_id]
+        if found:
+            case, shard = found[0], ref.path
+            break
     if case is None:
         raise ExplainError(f"case {case_id!r} is not in the evaluated test shards")
-    systems = doc.get("systems") or {}
-    keys = [system] if system else list(systems)
-    unknown = [k for k in keys if k not in systems]
+    keys = [system] if system else list(doc.systems)
+    unknown = [k for k in keys if k not in doc.systems]
     if unknown:
-        raise ExplainError(f"no system {unknown[0]!r}; systems: {_choices(list(systems))}")
+        raise ExplainError(f"no system {unknown[0]!r}; systems: {_choices(list(doc.systems))}")
     score_rows: dict[str, dict[str, Any]] = {}
-    if run.get("scores") and (root / run["scores"]["path"]).is_file():
-        for r in read_scores(root / run["scores"]["path"]).iter_rows(named=True):
+    if (root / run.aggregate.path).is_file():
+        for r in read_scores(root / run.aggregate.path).iter_rows(named=True):
             if r["case_id"] == case_id:
-                score_rows[f"{r['expert']}/{r['strategy']}"] = r
+                score_rows[system_key(r["expert"], r["strategy"])] = r
     out = [f"Case {case.id} · {case.n_facts} facts · shard {shard}"]
     if case.case_type or case.charge_type:
         out.append(f"Type: {', '.join(case.case_type)}; charges: {', '.join(case.charge_type)}")
@@ -481,12 +415,13 @@ def explain_case(
     ]
     out += ["", "Reference advice:", f"  {case.suggestion}"]
     for key in keys:
-        s = systems[key]
+        s = doc.systems[key]
+        files = s.files
         t = next(
             (
                 t
-                for p in s.get("transcripts") or []
-                for t in read_transcripts(root / p["path"])
+                for p in (files.transcripts if files else ())
+                for t in read_transcripts(root / p.path)
                 if t.case_id == case_id
             ),
             None,
@@ -494,13 +429,13 @@ def explain_case(
         m = next(
             (
                 m
-                for p in s.get("matches") or []
-                for m in read_matches(root / p["path"])
+                for p in (files.matches if files else ())
+                for m in read_matches(root / p.path)
                 if m.case_id == case_id
             ),
             None,
         )
-        out += ["", f"== {key} — {s.get('label')} =="]
+        out += ["", f"== {key} — {s.system.label} =="]
         if t is None:
             out.append("  no transcript for this case")
             continue
@@ -524,10 +459,10 @@ def explain_case(
                 out.append(f"  {who}  {turn.kind}: {turn.text}")
                 continue
             if per_q is not None and 1 <= q <= len(per_q):
-                found = list(per_q[q - 1])
-                new = [i for i in found if i not in seen]
-                seen.update(found)
-                facts = ", ".join(f"[{i}]" + ("" if i in new else " (again)") for i in found)
+                found_facts = list(per_q[q - 1])
+                new = [i for i in found_facts if i not in seen]
+                seen.update(found_facts)
+                facts = ", ".join(f"[{i}]" + ("" if i in new else " (again)") for i in found_facts)
                 out.append(f"          → facts {facts or 'none'}")
         if per_q is not None:
             missed = [i for i in range(case.n_facts) if i not in seen]
@@ -556,27 +491,26 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     tables = Path(args.tables)
     try:
         if args.case:
-            doc = prov.load(tables, args.table or "table3")
+            doc = load(tables, args.table or "table3")
             print(explain_case(doc, args.case, system=args.system, root=args.root), end="")
             return 0
         if not (args.table and args.row and args.column):
             print("lecode explain: give TABLE ROW COLUMN, or --case ID", file=sys.stderr)
             return 2
-        doc = prov.load(tables, args.table)
+        doc = load(tables, args.table)
         cell = find_cell(doc, args.row, args.column, args.setting)
-    except (ExplainError, FileNotFoundError) as exc:
+    except (ExplainError, DocumentError) as exc:
         print(f"lecode explain: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        record = {
-            "cell": cell,
+        record: dict[str, Any] = {
+            "table": doc.table,
+            "spec_digest": doc.spec_digest,
+            "cell": cell.model_dump(mode="json"),
             "systems": {
-                k: doc["systems"][k]
-                for k in cell.get("systems") or []
-                if k in doc.get("systems", {})
+                k: doc.systems[k].model_dump(mode="json") for k in cell.systems if k in doc.systems
             },
-            "run": doc["run"],
-            "table_files": doc.get("files"),
+            "run": None if doc.run is None else doc.run.model_dump(mode="json"),
         }
         if not args.no_verify:
             record["check"] = recompute(doc, cell, Path(args.root))
@@ -590,7 +524,7 @@ def register(sub: Any) -> None:
     """Add ``explain`` to the ``lecode`` command's subparsers."""
     p = sub.add_parser(
         "explain",
-        help="how a reported number was produced (inputs, hashes, models, params, code)",
+        help="how a reported number was produced (jobs, inputs, hashes, models, code)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -3,10 +3,12 @@
 Entry points for workflow rules (all take frames/records in and write files out):
 
 * :func:`lecode.report.outputs.write_tables` - Tables 2, 3, 6, 7, paired differences, the
-  comparison with the paper, metrics JSON, usage per role (Markdown, CSV, LaTeX);
+  comparison with the paper, usage per role (Markdown, CSV, LaTeX and each table's provenance
+  document, :mod:`lecode.report.document`) and metrics JSON;
 * :func:`lecode.report.figures.write_figures` - Figures 3, 5, 6, 7 and recall by turn (PNG, PDF)
   plus their data for ``dvc plots``;
-* :func:`lecode.report.html.write_html` - one self-contained ``index.html``;
+* :func:`lecode.report.html.write_html` - one self-contained ``index.html`` showing the written
+  tables from their documents;
 * :func:`lecode.report.html.write_report` - all three into one folder.
 
 Statistics live in :mod:`lecode.stats`; ``python -m lecode.report.demo OUT`` previews a report

@@ -1,9 +1,11 @@
 """One self-contained HTML report: tables, figures (base64 PNG), run metadata, transcripts.
 
 No external resource is referenced: CSS and JavaScript are inline, figures are data URIs and
-the viewer's data is an inline JSON block. :func:`render_html` is pure (inputs -> string);
-:func:`write_html` computes what it needs and writes the file; :func:`write_report` writes
-tables, figures and ``index.html`` in one go.
+the viewer's data is an inline JSON block. The tables are shown from the documents the tables
+job wrote (:mod:`lecode.report.document`): the same numbers, intervals and marks as the
+Markdown, and each number's provenance on hover and click; nothing is recomputed here.
+:func:`render_html` is pure (inputs -> string); :func:`write_html` reads the documents and
+writes the file; :func:`write_report` writes tables, figures and ``index.html`` in one go.
 """
 
 from __future__ import annotations
@@ -17,22 +19,30 @@ from typing import Any
 
 import polars as pl
 
+from lecode.explain import html_summaries
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.report.assets import CSS, JS
+from lecode.report.document import TableDocument, load_all
 from lecode.report.figures import FIGURE_CAPTIONS, build_figures, png_bytes, write_figures
 from lecode.report.fonts import cjk_fonts
-from lecode.report.model import Cell, Row, StatsTable, Table
-from lecode.report.outputs import ReportSettings, build_tables, write_tables
-from lecode.report.paper import PaperNumbers, load_paper_numbers
-from lecode.report.render import DEFAULT_THRESHOLD, fmt_stat, is_signed, row_labels
+from lecode.report.model import Cell, Row
+from lecode.report.outputs import ReportSettings, write_tables
+from lecode.report.paper import PaperNumbers
+from lecode.report.render import (
+    DEFAULT_THRESHOLD,
+    cell_state,
+    is_signed,
+    no_data_text,
+    row_labels,
+    shown_interval,
+)
 from lecode.report.results import display_value
 from lecode.report.spec import METRICS, System, coerce_systems
-from lecode.report.tables import table2
-from lecode.report.usage import usage_frame, usage_summary
+from lecode.report.usage import usage_frame
 from lecode.report.viewer import viewer_data
 
-TABLE_ORDER = ("table2", "table3", "paired", "table6", "table7", "comparison")
+TABLE_ORDER = ("table2", "table3", "paired", "table6", "table7", "comparison", "usage")
 
 # Cell provenance: hover shows its first lines, a click pins all of it in a panel.
 PROVENANCE_CSS = (
@@ -67,16 +77,14 @@ PROVENANCE_JS = r"""
 # --------------------------------------------------------------------------- tables
 
 
-def cell_id(table: str, label: str, setting: str, key: str) -> str:
-    """The ``data-cell`` id of a table cell (as in the tables' provenance JSON)."""
-    return f"{table}|{label}|{setting}|{key}"
-
-
-def _cell_html(cell: Cell, row: Row, threshold: float, cid: str = "") -> str:
-    cell_attr = f' data-cell="{escape(cid)}"' if cid else ""
+def _cell_html(cell: Cell, row: Row, threshold: float, cid: str) -> str:
+    cell_attr = f' data-cell="{escape(cid)}"'
+    state = cell_state(cell)
+    if state == "no_data":
+        tip = f"no data (n={cell.n}/{cell.N})"
+        return f'<td class="num"{cell_attr} title="{tip}">{no_data_text(cell)}</td>'
     if cell.value is None:
-        n = "" if cell.n is None else f' title="no data (n={cell.n}/{cell.N})"'
-        return f'<td class="num"{cell_attr}{n}>—</td>'
+        return f'<td class="num"{cell_attr}>—</td>'
     v = display_value(cell.value)
     text = f"{v:+.1f}" if is_signed(row) else f"{v:.1f}"
     if row.kind == "paper":
@@ -86,12 +94,13 @@ def _cell_html(cell: Cell, row: Row, threshold: float, cid: str = "") -> str:
     elif cell.rank == 2:
         text = f'<span class="second">{text}</span>'
     tips = []
-    if cell.ci_low is not None and cell.ci_high is not None:
-        tips.append(f"CI [{cell.ci_low:.2f}, {cell.ci_high:.2f}]")
-        text += f' <span class="ci">± {display_value((cell.ci_high - cell.ci_low) / 2):.1f}</span>'
+    interval = shown_interval(cell)
+    if interval is not None:
+        tips.append(f"CI [{interval[0]:.2f}, {interval[1]:.2f}]")
+        text += f' <span class="ci">± {display_value((interval[1] - interval[0]) / 2):.1f}</span>'
     if cell.n is not None:
         tips.append(f"n/N = {cell.n}/{cell.N}")
-    if cell.p_adjusted is not None:
+    if cell.p_adjusted is not None and cell.p_value is not None:
         tips.append(f"p = {cell.p_value:.4f}, Holm p = {cell.p_adjusted:.4f}")
     if cell.coverage_below(threshold):
         text += f' <span class="cov">({cell.n}/{cell.N})†</span>'
@@ -100,7 +109,14 @@ def _cell_html(cell: Cell, row: Row, threshold: float, cid: str = "") -> str:
     return f'<td class="num"{cell_attr} title="{escape("; ".join(tips))}">{text}</td>'
 
 
-def table_html(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+def _notes(notes: Sequence[str]) -> str:
+    return '<ul class="notes">' + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>"
+
+
+def table_html(doc: TableDocument) -> str:
+    """A metrics table from its document (each number carries its cell id)."""
+    table = doc.to_table()
+    threshold = DEFAULT_THRESHOLD if doc.coverage_threshold is None else doc.coverage_threshold
     lead = [table.row_header] + ([table.setting_header] if table.has_setting else [])
     head = "".join(f"<th>{escape(h)}</th>" for h in lead)
     head += "".join(
@@ -109,61 +125,45 @@ def table_html(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     body = []
     group = None
     ncols = len(lead) + len(table.metrics)
-    for r, labels in zip(table.rows, row_labels(table), strict=True):
+    for r, labels, drow in zip(table.rows, row_labels(table), doc.rows, strict=True):
         if table.has_groups and r.group != group:
             group = r.group
             body.append(f'<tr class="group"><th colspan="{ncols}">{escape(r.group)}</th></tr>')
         cells = "".join(f"<th>{escape(x)}</th>" for x in labels)
         cells += "".join(
-            _cell_html(c, r, threshold, cell_id(table.name, r.label, r.setting, m.key))
-            for c, m in zip(r.cells, table.metrics, strict=True)
+            _cell_html(c, r, threshold, d.id) for c, d in zip(r.cells, drow.cells, strict=True)
         )
         body.append(f'<tr data-kind="{r.kind}">{cells}</tr>')
-    notes = "".join(f"<li>{escape(n)}</li>" for n in table.notes)
     return (
-        f'<div class="scroll"><table class="metrics" id="tbl-{escape(table.name)}">'
+        f'<div class="scroll"><table class="metrics" id="tbl-{escape(doc.table)}">'
         f"<thead><tr>{head}</tr></thead>"
-        f'<tbody>{"".join(body)}</tbody></table></div><ul class="notes">{notes}</ul>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{_notes(table.notes)}"
     )
 
 
-def stats_table_html(table: StatsTable) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in ("Dataset", *table.columns))
+def plain_table_html(doc: TableDocument) -> str:
+    """Table 2 or the usage table from its document: each cell as printed in Markdown."""
+    lead = [doc.row_header] + ([doc.setting_header] if doc.setting_header else [])
+    head = "".join(f"<th>{escape(c)}</th>" for c in (*lead, *(c.header for c in doc.columns)))
     rows = []
-    keys = table.keys or table.rows
-    cols = table.column_keys or table.columns
-    for name, key, values, fmt in zip(table.rows, keys, table.values, table.formats, strict=True):
+    for r in doc.rows:
         cells = "".join(
-            f'<td class="num" data-cell="{escape(cell_id(table.name, name, "", f"{key}:{c}"))}">'
-            f"{escape(fmt_stat(fmt, v))}</td>"
-            for v, c in zip(values, cols, strict=True)
+            f"<th>{escape(x)}</th>"
+            for x in ([r.label] + ([r.setting] if doc.setting_header else []))
         )
-        rows.append(f"<tr><th>{escape(name)}</th>{cells}</tr>")
-    notes = "".join(f"<li>{escape(n)}</li>" for n in table.notes)
+        cells += "".join(
+            f'<td class="num" data-cell="{escape(c.id)}">{escape(c.display)}</td>' for c in r.cells
+        )
+        rows.append(f"<tr>{cells}</tr>")
     return (
-        f'<div class="scroll"><table class="metrics" id="tbl-{escape(table.name)}">'
+        f'<div class="scroll"><table class="metrics" id="tbl-{escape(doc.table)}">'
         f"<thead><tr>{head}</tr></thead>"
-        f'<tbody>{"".join(rows)}</tbody></table></div><ul class="notes">{notes}</ul>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>{_notes(doc.notes)}"
     )
 
 
-def usage_html(summary: pl.DataFrame) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in summary.columns)
-    rows = []
-    for row in summary.iter_rows():
-        cells = []
-        for v in row:
-            if isinstance(v, float):
-                cells.append(f'<td class="num">{v:.4f}</td>')
-            elif isinstance(v, int):
-                cells.append(f'<td class="num">{v:,}</td>')
-            else:
-                cells.append(f"<td>{escape(str(v))}</td>")
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return (
-        f'<div class="scroll"><table class="metrics" id="tbl-usage"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
+def document_html(doc: TableDocument) -> str:
+    return table_html(doc) if doc.layout == "metrics" else plain_table_html(doc)
 
 
 # --------------------------------------------------------------------------- page
@@ -179,19 +179,38 @@ def _meta_value(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
+def run_metadata(docs: Mapping[str, TableDocument]) -> dict[str, Any]:
+    """The run section of the page, from the tables' documents."""
+    doc = next((d for d in docs.values() if d.run is not None), None)
+    if doc is None or doc.run is None:
+        return {}
+    run = doc.run
+    git = run.git
+    return {
+        "tables spec digest": doc.spec_digest,
+        "git commit": git.commit or "not built inside a git repository",
+        "uncommitted changes": git.dirty,
+        "test set": f"{run.dataset.test.path} (sha256 {run.dataset.test.sha256})",
+        "train set": f"{run.dataset.train.path} (sha256 {run.dataset.train.sha256})",
+        "test cases": run.dataset.n_cases,
+        "per-dialogue scores": f"{run.aggregate.path} (sha256 {run.aggregate.sha256})",
+        "report settings": run.settings.model_dump(mode="json"),
+        "packages": run.packages,
+    }
+
+
 def render_html(
     *,
     title: str = "LeCoDe evaluation report",
-    tables: Mapping[str, Table | StatsTable] | None = None,
+    tables: Mapping[str, TableDocument] | None = None,
     figures: Mapping[str, bytes] | None = None,
     viewer: Mapping[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
-    usage: pl.DataFrame | None = None,
-    threshold: float = DEFAULT_THRESHOLD,
-    provenance: Mapping[str, str] | None = None,
+    provenance: bool = True,
 ) -> str:
-    """The report page. ``figures`` are PNG bytes by name; ``viewer`` from :func:`viewer_data`;
-    ``provenance``: ``{cell id: text}`` shown on hover and click (see ``lecode.explain``)."""
+    """The report page. ``tables`` are the tables' documents (as written by the tables job);
+    ``figures`` PNG bytes by name; ``viewer`` from :func:`viewer_data`. With ``provenance``,
+    each number shows its provenance (:func:`lecode.explain.summary_text`) on hover and click."""
     tables = tables or {}
     figures = figures or {}
     parts: list[str] = []
@@ -202,14 +221,8 @@ def render_html(
     parts.append('<section id="tables"><h2>Tables</h2>')
     ordered = [n for n in TABLE_ORDER if n in tables] + [n for n in tables if n not in TABLE_ORDER]
     for name in ordered:
-        t = tables[name]
-        parts.append(f"<h3>{escape(t.title)}</h3>")
-        parts.append(
-            stats_table_html(t) if isinstance(t, StatsTable) else table_html(t, threshold=threshold)
-        )
-    if usage is not None and usage.height:
-        parts.append("<h3>Usage and cost per role</h3>")
-        parts.append(usage_html(usage))
+        parts.append(f"<h3>{escape(tables[name].title)}</h3>")
+        parts.append(document_html(tables[name]))
     parts.append("</section>")
     parts.append('<section id="figures"><h2>Figures</h2>')
     for name, png in figures.items():
@@ -237,13 +250,14 @@ def render_html(
             + _json_script("metric-headers", headers)
             + f"<script>{JS}</script>"
         )
-    if provenance:
+    summaries = html_summaries(tables) if provenance else {}
+    if summaries:
         parts.append(PROVENANCE_PANEL)
-        scripts += _json_script("provenance-data", dict(provenance))
+        scripts += _json_script("provenance-data", summaries)
         scripts += f"<script>{PROVENANCE_JS}</script>"
     meta_rows = "".join(
         f"<tr><td>{escape(str(k))}</td><td>{escape(_meta_value(v))}</td></tr>"
-        for k, v in (metadata or {}).items()
+        for k, v in (metadata if metadata is not None else run_metadata(tables)).items()
     )
     parts.append(
         f'<section id="metadata"><h2>Run</h2><table class="meta">{meta_rows}</table></section>'
@@ -252,7 +266,7 @@ def render_html(
         "<!DOCTYPE html>\n"
         '<html lang="zh-Hans"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}{PROVENANCE_CSS if provenance else ''}"
+        f"<title>{escape(title)}</title><style>{CSS}{PROVENANCE_CSS if summaries else ''}"
         "</style></head><body>"
         f'<header class="top"><h1>{escape(title)}</h1><nav>{"".join(nav)}</nav></header>'
         f"<main>{''.join(parts)}</main>{scripts}</body></html>\n"
@@ -270,38 +284,27 @@ def _figure_pngs(figures_dir: Path | None, **inputs: Any) -> dict[str, bytes]:
 def write_html(
     path: str | Path,
     *,
+    tables_dir: str | Path,
     scores: pl.DataFrame,
     systems: Sequence[System | Mapping[str, Any]],
-    n_expected: int,
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     transcripts: Iterable[Transcript] = (),
     matches: Iterable[Matches] = (),
     judgements: Iterable[Judgement] = (),
-    paper_numbers: str | Path | PaperNumbers | None = None,
-    usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
     metadata: Mapping[str, Any] | None = None,
     figures_dir: str | Path | None = None,
     max_cases: int | None = None,
     title: str = "LeCoDe evaluation report",
-    provenance: Mapping[str, str] | None = None,
 ) -> Path:
-    """Compute tables (and figures, unless ``figures_dir`` has PNGs) and write the page."""
-    settings = settings or ReportSettings()
+    """Write the page: the tables as the tables job wrote them (their documents under
+    ``tables_dir``, nothing recomputed), the figures (PNGs of ``figures_dir``, else drawn
+    here) and the transcript viewer (from the records)."""
     sys_list = coerce_systems(systems)
     train = list(train_cases) if train_cases is not None else None
     test = list(test_cases) if test_cases is not None else None
     match_list = list(matches)
-    paper = (
-        paper_numbers
-        if paper_numbers is None or isinstance(paper_numbers, PaperNumbers)
-        else load_paper_numbers(paper_numbers)
-    )
-    tables: dict[str, Table | StatsTable] = {}
-    if train is not None and test is not None:
-        tables["table2"] = table2(train, test)
-    tables.update(build_tables(scores, sys_list, n_expected, settings=settings, paper=paper))
+    docs = load_all(tables_dir)
     figures = _figure_pngs(
         Path(figures_dir) if figures_dir is not None else None,
         scores=scores,
@@ -323,16 +326,7 @@ def write_html(
         if test is not None
         else None
     )
-    page = render_html(
-        title=title,
-        tables=tables,
-        figures=figures,
-        viewer=viewer,
-        metadata=metadata,
-        usage=usage_summary(usage, sys_list) if usage is not None else None,
-        threshold=settings.coverage_threshold,
-        provenance=provenance,
-    )
+    page = render_html(title=title, tables=docs, figures=figures, viewer=viewer, metadata=metadata)
     out = Path(path)
     atomic_write_text(out, page)
     return out
@@ -356,7 +350,7 @@ def write_report(
     max_cases: int | None = None,
 ) -> Path:
     """Tables under ``<out>/tables``, figures under ``<out>/figures`` (data in ``<out>/plots``)
-    and ``<out>/index.html``; returns the page's path."""
+    and ``<out>/index.html`` (showing the written tables); returns the page's path."""
     out = Path(out_dir)
     sys_list = coerce_systems(systems)
     train = list(train_cases) if train_cases is not None else None
@@ -386,17 +380,14 @@ def write_report(
     )
     return write_html(
         out / "index.html",
+        tables_dir=out / "tables",
         scores=scores,
         systems=sys_list,
-        n_expected=n_expected,
         train_cases=train,
         test_cases=test,
         transcripts=ts,
         matches=ms,
         judgements=js,
-        paper_numbers=paper_numbers,
-        usage=usage,
-        settings=settings,
         metadata=metadata,
         figures_dir=out / "figures",
         max_cases=max_cases,

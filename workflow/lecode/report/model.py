@@ -47,9 +47,18 @@ class Cell:
         return self.n / self.N < threshold
 
 
+#: ``delta_of`` partner of an ``offset`` row: the published number (``run.paper``).
+PAPER = "paper"
+
+
 @dataclass(frozen=True)
 class Row:
-    """One table row. ``setting`` is the second column of Tables 6/7 and the comparison table."""
+    """One table row. ``setting`` is the second column of Tables 6/7 and the comparison table.
+
+    ``systems``: keys (:func:`lecode.report.spec.system_key`) of the systems the row's numbers
+    are computed from; ``delta_of``: for a difference row, ``(a, b)`` of ``a − b``, set by the
+    code that computes the difference (an ``offset`` row's ``b`` is :data:`PAPER`).
+    """
 
     label: str
     cells: tuple[Cell, ...]
@@ -58,6 +67,8 @@ class Row:
     setting: str = ""
     expert: str = ""
     strategy: str = ""
+    systems: tuple[str, ...] = ()
+    delta_of: tuple[str, str] | None = None
 
     def with_cells(self, cells: tuple[Cell, ...]) -> Row:
         return replace(self, cells=cells)

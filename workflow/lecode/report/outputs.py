@@ -1,6 +1,7 @@
-"""Write every table of the report to ``<out>/`` (Markdown, CSV, LaTeX) plus metrics JSON.
+"""Every table of the report: built as documents (each cell with its provenance) and written
+to ``<out>/`` as Markdown, CSV, LaTeX and ``<table>.provenance.json``, plus metrics JSON.
 
-The one entry point a workflow rule needs is :func:`write_tables`.
+:func:`build_documents` builds; :func:`write_tables` builds and writes.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import polars as pl
 
 from lecode.recordio import atomic_write_text
 from lecode.records import Case
-from lecode.report.model import Row, StatsTable, Table
-from lecode.report.paper import PaperNumbers, load_paper_numbers
-from lecode.report.render import (
-    render_csv,
-    render_latex,
-    render_markdown,
-    render_stats_csv,
-    render_stats_latex,
-    render_stats_markdown,
+from lecode.report.document import (
+    Provenance,
+    TableDocument,
+    metrics_document,
+    stats_document,
+    usage_document,
+    write_document,
 )
+from lecode.report.model import Row, Table
+from lecode.report.paper import PaperNumbers, load_paper_numbers
 from lecode.report.spec import (
     EXTRA_METRICS,
     FEW_SHOT,
@@ -44,7 +45,8 @@ from lecode.report.tables import (
     table6,
     table7,
 )
-from lecode.report.usage import render_usage_csv, render_usage_markdown, usage_summary
+from lecode.report.usage import usage_summary
+from lecode.settings import ReportSettings as ConfiguredReport
 from lecode.stats import ResamplePlan
 
 
@@ -61,6 +63,11 @@ class ReportSettings:
     zero_shot: str = ZERO_SHOT
     few_shot: str = FEW_SHOT
     latex_ci: bool = False
+
+    @classmethod
+    def from_settings(cls, report: ConfiguredReport) -> ReportSettings:
+        """From the typed ``report:`` settings (:class:`lecode.settings.ReportSettings`)."""
+        return cls.from_params(report.model_dump(mode="json"))
 
     @classmethod
     def from_params(cls, report: Mapping[str, Any] | None) -> ReportSettings:
@@ -165,33 +172,49 @@ def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str,
     return out
 
 
-def write_table(
-    table: Table | StatsTable,
-    out_dir: str | Path,
+def build_documents(
+    scores: pl.DataFrame,
+    systems: Sequence[System | Mapping[str, Any]],
+    n_expected: int,
     *,
-    threshold: float = 0.9,
-    latex_ci: bool = False,
-) -> list[Path]:
-    """``<out>/<name>.md``, ``.csv`` and ``.tex``."""
-    out = Path(out_dir)
-    if isinstance(table, StatsTable):
-        texts = {
-            "md": render_stats_markdown(table),
-            "csv": render_stats_csv(table),
-            "tex": render_stats_latex(table),
-        }
-    else:
-        texts = {
-            "md": render_markdown(table, threshold=threshold),
-            "csv": render_csv(table, threshold=threshold),
-            "tex": render_latex(table, threshold=threshold, ci=latex_ci),
-        }
-    paths = []
-    for ext, text in texts.items():
-        path = out / f"{table.name}.{ext}"
-        atomic_write_text(path, text)
-        paths.append(path)
-    return paths
+    train_cases: Iterable[Case] | None = None,
+    test_cases: Iterable[Case] | None = None,
+    paper_numbers: str | Path | PaperNumbers | None = None,
+    usage: pl.DataFrame | None = None,
+    settings: ReportSettings | None = None,
+    provenance: Provenance | None = None,
+) -> dict[str, TableDocument]:
+    """Every table as a document: each cell together with its provenance.
+
+    Table 2 needs both case lists; the comparison table needs ``paper_numbers``; the usage
+    table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`). ``provenance`` is the
+    tables job's (:func:`lecode.provenance.table_provenance`); without one the documents name
+    only the systems' labels and groups.
+    """
+    settings = settings or ReportSettings()
+    sys_list = coerce_systems(systems)
+    prov = provenance if provenance is not None else Provenance.bare(sys_list)
+    paper = (
+        paper_numbers
+        if isinstance(paper_numbers, PaperNumbers) or paper_numbers is None
+        else load_paper_numbers(paper_numbers)
+    )
+    docs: dict[str, TableDocument] = {}
+    if train_cases is not None and test_cases is not None:
+        docs["table2"] = stats_document(table2(list(train_cases), list(test_cases)), prov)
+    boot = {
+        "resamples": settings.resamples,
+        "seed": settings.seed,
+        "confidence": settings.confidence,
+    }
+    tables = build_tables(scores, sys_list, n_expected, settings=settings, paper=paper)
+    for name, table in tables.items():
+        docs[name] = metrics_document(
+            table, prov, threshold=settings.coverage_threshold, bootstrap=boot
+        )
+    if usage is not None:
+        docs["usage"] = usage_document(usage_summary(usage, sys_list), prov)
+    return docs
 
 
 def write_tables(
@@ -206,37 +229,30 @@ def write_tables(
     usage: pl.DataFrame | None = None,
     settings: ReportSettings | None = None,
     metrics_path: str | Path | None = None,
+    provenance: Provenance | None = None,
 ) -> dict[str, list[Path]]:
-    """Write all tables under ``out_dir``; returns the written paths by table name.
-
-    Table 2 needs both case lists; the comparison table needs ``paper_numbers``; the usage
-    table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`). Metrics JSON goes to
-    ``metrics_path`` (default ``<out>/metrics.json``).
-    """
+    """Write every table under ``out_dir`` (Markdown, CSV, LaTeX and its provenance document,
+    all from one :class:`~lecode.report.document.TableDocument`) and the metrics JSON
+    (``metrics_path``, default ``<out>/metrics.json``); returns the written paths by table."""
     settings = settings or ReportSettings()
     out = Path(out_dir)
     sys_list = coerce_systems(systems)
-    plan = settings.plan()
-    paper = (
-        paper_numbers
-        if isinstance(paper_numbers, PaperNumbers) or paper_numbers is None
-        else load_paper_numbers(paper_numbers)
+    docs = build_documents(
+        scores,
+        sys_list,
+        n_expected,
+        train_cases=train_cases,
+        test_cases=test_cases,
+        paper_numbers=paper_numbers,
+        usage=usage,
+        settings=settings,
+        provenance=provenance,
     )
-    written: dict[str, list[Path]] = {}
-    if train_cases is not None and test_cases is not None:
-        written["table2"] = write_table(table2(list(train_cases), list(test_cases)), out)
-    tables = build_tables(scores, sys_list, n_expected, settings=settings, paper=paper, plan=plan)
-    for name, table in tables.items():
-        written[name] = write_table(
-            table, out, threshold=settings.coverage_threshold, latex_ci=settings.latex_ci
-        )
+    written = {
+        name: write_document(doc, out, latex_ci=settings.latex_ci) for name, doc in docs.items()
+    }
     mpath = Path(metrics_path) if metrics_path is not None else out / "metrics.json"
-    data = metrics_json(scores, sys_list, n_expected, plan=plan)
+    data = metrics_json(scores, sys_list, n_expected, plan=settings.plan())
     atomic_write_text(mpath, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
     written["metrics"] = [mpath]
-    if usage is not None:
-        summary = usage_summary(usage, sys_list)
-        atomic_write_text(out / "usage.md", render_usage_markdown(summary))
-        atomic_write_text(out / "usage.csv", render_usage_csv(summary))
-        written["usage"] = [out / "usage.md", out / "usage.csv"]
     return written

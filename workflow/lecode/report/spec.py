@@ -73,6 +73,11 @@ SECTION_TITLES: dict[str, str] = {
 }
 
 
+def system_key(expert: str, strategy: str) -> str:
+    """How provenance documents name a system (one table row's configuration)."""
+    return f"{expert}/{strategy}"
+
+
 @dataclass(frozen=True)
 class System:
     """One evaluated system: an expert model run with one strategy, shown under ``label``."""
@@ -86,6 +91,11 @@ class System:
     @property
     def key(self) -> tuple[str, str]:
         return (self.expert, self.strategy)
+
+    @property
+    def id(self) -> str:
+        """The system's key in provenance documents, ``expert/strategy``."""
+        return system_key(self.expert, self.strategy)
 
     @classmethod
     def coerce(cls, value: System | Mapping[str, Any]) -> System:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from lecode.records import Case
-from lecode.report.model import Cell, Row, RowKind, StatsTable, Table
+from lecode.report.model import PAPER, Cell, Row, RowKind, StatsTable, Table
 from lecode.report.paper import PaperNumbers, paper_label, paper_setting
 from lecode.report.results import (
     adjust_rows,
@@ -137,6 +137,7 @@ def system_rows(
             cells=system_cells(frames[s.key], metrics, plan, n_expected, label=s.label),
             expert=s.expert,
             strategy=s.strategy,
+            systems=(s.id,),
         )
         for s in systems
     ]
@@ -209,6 +210,8 @@ def paired_table(
             cells=paired_cells(frames[s.key], frames[ref.key], metrics, plan, n_expected),
             expert=s.expert,
             strategy=s.strategy,
+            systems=(s.id, ref.id),
+            delta_of=(s.id, ref.id),
         )
         for s in systems
         if s.key != ref.key
@@ -260,6 +263,7 @@ def shot_table(
                     cells=system_cells(frames[s.key], metrics, plan, n_expected, label=s.label),
                     expert=s.expert,
                     strategy=s.strategy,
+                    systems=(s.id,),
                 )
             )
         rows.append(
@@ -270,6 +274,8 @@ def shot_table(
                 kind="delta",
                 cells=paired_cells(frames[fs.key], frames[zs.key], metrics, plan, n_expected),
                 expert=zs.expert,
+                systems=(fs.id, zs.id),
+                delta_of=(fs.id, zs.id),
             )
         )
     rows = adjust_rows(rank_rows(rows, metrics), alpha=alpha)
@@ -388,12 +394,12 @@ def comparison_table(
         pub_cells = tuple(Cell(value=published.get(m.key)) for m in metrics)
         ours = row.cells
         offsets = tuple(_offset_cell(o, p.value) for o, p in zip(ours, pub_cells, strict=True))
-        parts: list[tuple[tuple[Cell, ...], str, RowKind]] = [
-            (ours, "ours", "system"),
-            (pub_cells, f"paper ({setting})", "paper"),
-            (offsets, "ours − paper", "offset"),
+        parts: list[tuple[tuple[Cell, ...], str, RowKind, tuple[str, str] | None]] = [
+            (ours, "ours", "system", None),
+            (pub_cells, f"paper ({setting})", "paper", None),
+            (offsets, "ours − paper", "offset", (s.id, PAPER)),
         ]
-        for cells, sub, kind in parts:
+        for cells, sub, kind, delta_of in parts:
             out.append(
                 Row(
                     label=s.label,
@@ -403,6 +409,8 @@ def comparison_table(
                     setting=sub,
                     expert=s.expert,
                     strategy=s.strategy,
+                    systems=(s.id,),
+                    delta_of=delta_of,
                 )
             )
     return Table(

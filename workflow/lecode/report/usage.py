@@ -48,16 +48,32 @@ def usage_frame(
     return pl.DataFrame(rows, schema=USAGE_SCHEMA, orient="row")
 
 
+ALL_SYSTEMS = "all systems"
+#: Columns of :func:`usage_summary` that are not printed (the row's system key, "" for all).
+HIDDEN = ("system",)
+
+
 def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFrame:
-    """Sums per system and role, then per role over all systems (label ``all systems``)."""
+    """Sums per system and role, then per role over all systems (label ``all systems``).
+
+    Columns: ``system`` (the system's key, empty on the ``all systems`` rows), ``label``,
+    ``role``, ``dialogues`` and the sums of :data:`USAGE_FIELDS`.
+    """
     labels = pl.DataFrame(
         {
             "expert": [s.expert for s in systems],
             "strategy": [s.strategy for s in systems],
+            "system": [s.id for s in systems],
             "label": [s.label for s in systems],
             "order": list(range(len(systems))),
         },
-        schema={"expert": pl.Utf8, "strategy": pl.Utf8, "label": pl.Utf8, "order": pl.Int64},
+        schema={
+            "expert": pl.Utf8,
+            "strategy": pl.Utf8,
+            "system": pl.Utf8,
+            "label": pl.Utf8,
+            "order": pl.Int64,
+        },
     )
     present = [f for f in USAGE_FIELDS if f in usage.columns]
     sums = [pl.col(f).sum() for f in present]
@@ -67,21 +83,35 @@ def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFram
         dialogues = pl.len().alias("dialogues")
     per = (
         usage.join(labels, on=["expert", "strategy"], how="inner")
-        .group_by("order", "label", "role")
+        .group_by("order", "system", "label", "role")
         .agg(dialogues, *sums)
     )
     total = (
         usage.join(labels, on=["expert", "strategy"], how="inner")
         .group_by("role")
         .agg(dialogues, *sums)
-        .with_columns(pl.lit("all systems").alias("label"), pl.lit(len(systems)).alias("order"))
+        .with_columns(
+            pl.lit("").alias("system"),
+            pl.lit(ALL_SYSTEMS).alias("label"),
+            pl.lit(len(systems)).alias("order"),
+        )
     )
     out = pl.concat([per, total.select(per.columns)], how="vertical_relaxed")
     return out.sort("order", "role").drop("order")
 
 
+def usage_text(column: str, value: object) -> str:
+    """A usage table cell as printed: cost to 4 decimals, counts with thousands separators."""
+    if column == "cost" and isinstance(value, int | float):
+        return f"{value:.4f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
 def render_usage_markdown(summary: pl.DataFrame) -> str:
-    cols = [c for c in summary.columns]
+    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
+    cols = list(summary.columns)
     lines = [
         "### Usage and cost per role",
         "",
@@ -89,16 +119,7 @@ def render_usage_markdown(summary: pl.DataFrame) -> str:
         "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
     ]
     for row in summary.iter_rows(named=True):
-        cells = []
-        for c in cols:
-            v = row[c]
-            if c == "cost":
-                cells.append(f"{v:.4f}")
-            elif isinstance(v, int):
-                cells.append(f"{v:,}")
-            else:
-                cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(usage_text(c, row[c]) for c in cols) + " |")
     lines.append("")
     lines.append("- cost in the price units of the endpoint configuration")
     lines.append("- dialogues = distinct (system, case) pairs")
@@ -106,6 +127,7 @@ def render_usage_markdown(summary: pl.DataFrame) -> str:
 
 
 def render_usage_csv(summary: pl.DataFrame) -> str:
+    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(summary.columns)

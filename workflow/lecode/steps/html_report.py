@@ -1,4 +1,5 @@
-"""The self-contained HTML report: tables with their provenance, figures, transcripts."""
+"""The self-contained HTML report: the tables job's tables with each number's provenance (read
+from their documents, nothing recomputed), the figures, and the transcript viewer."""
 
 from __future__ import annotations
 
@@ -7,24 +8,20 @@ from lecode.steps.report_inputs import ReportInputs
 
 
 def run(spec: HtmlSpec, *, figures: str, out: str) -> None:
-    from lecode.explain import html_summaries
     from lecode.report.html import write_html
-    from lecode.report.outputs import ReportSettings
 
+    if spec.tables is None:
+        raise ValueError("the HTML report's spec names no tables directory")
     data = ReportInputs(spec)
     write_html(
         out,
-        provenance=html_summaries(spec.tables) if spec.tables else None,
+        tables_dir=spec.tables,
         scores=data.scores,
         systems=data.system_dicts(),
-        n_expected=data.n_expected,
         train_cases=data.train,
         test_cases=data.test,
         transcripts=data.transcripts,
         matches=data.matches,
         judgements=data.judgements,
-        paper_numbers=spec.paper.path,
-        usage=data.usage(),
-        settings=ReportSettings.from_params(spec.settings.model_dump(mode="json")),
         figures_dir=figures,
     )

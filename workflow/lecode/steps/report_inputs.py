@@ -4,27 +4,50 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from lecode.dataset import load_cases
 from lecode.recordio import read_judgements, read_matches, read_scores, read_transcripts
+from lecode.records import Judgement, Matches, Transcript
 from lecode.settings import System
 from lecode.specs import ReportSpec
 
 
 class ReportInputs:
+    """The aggregate scores, the dataset, the shard index and every system's records, the
+    records kept per file (provenance names each file with its number of records)."""
+
     def __init__(self, spec: ReportSpec) -> None:
         self.spec = spec
         self.scores = read_scores(spec.aggregate)
         self.train = load_cases(spec.train.path)
         self.test = load_cases(spec.test.path)
-        index = json.loads(Path(spec.index).read_text(encoding="utf-8"))
-        self.n_expected = int(index["n_cases"])
-        self.test_ids = set(index["case_ids"])
-        self.transcripts = [t for x in spec.systems for p in x.transcripts for t in read_transcripts(p)]
-        self.matches = [m for x in spec.systems for p in x.matches for m in read_matches(p)]
-        self.judgements = [j for x in spec.systems for p in x.judgements for j in read_judgements(p)]
+        self.index: dict[str, Any] = json.loads(Path(spec.index).read_text(encoding="utf-8"))
+        self.n_expected = int(self.index["n_cases"])
+        self.test_ids = set(self.index["case_ids"])
+        self.transcript_files: dict[str, list[Transcript]] = {
+            p: read_transcripts(p) for x in spec.systems for p in x.transcripts
+        }
+        self.match_files: dict[str, list[Matches]] = {
+            p: read_matches(p) for x in spec.systems for p in x.matches
+        }
+        self.judgement_files: dict[str, list[Judgement]] = {
+            p: read_judgements(p) for x in spec.systems for p in x.judgements
+        }
+
+    @property
+    def transcripts(self) -> list[Transcript]:
+        return [t for records in self.transcript_files.values() for t in records]
+
+    @property
+    def matches(self) -> list[Matches]:
+        return [m for records in self.match_files.values() for m in records]
+
+    @property
+    def judgements(self) -> list[Judgement]:
+        return [j for records in self.judgement_files.values() for j in records]
 
     @property
     def systems(self) -> list[System]:

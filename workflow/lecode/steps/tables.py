@@ -1,4 +1,5 @@
-"""Every table (Markdown, CSV, LaTeX), the DVC metrics file, and each table's provenance."""
+"""Every table as a document (each cell with its provenance), written as Markdown, CSV, LaTeX
+and ``<table>.provenance.json`` from that one document, plus the DVC metrics file."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ log = logging.getLogger("lecode")
 METRICS_FILE = "metrics.json"
 
 
-def run(spec: TablesSpec, *, out_dir: str) -> None:
-    from lecode.provenance import write_provenance
+def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
+    from lecode.provenance import table_provenance
     from lecode.report.outputs import ReportSettings, write_tables
 
     data = ReportInputs(spec)
@@ -28,9 +29,9 @@ def run(spec: TablesSpec, *, out_dir: str) -> None:
         test_cases=data.test,
         paper_numbers=spec.paper.path,
         usage=data.usage(),
-        settings=ReportSettings.from_params(spec.settings.model_dump(mode="json")),
+        settings=ReportSettings.from_settings(spec.settings),
         metrics_path=str(Path(out_dir) / METRICS_FILE),
+        provenance=table_provenance(spec, data),
     )
-    log.info("wrote %s", sorted(written))
-    provenance = write_provenance(out_dir, spec, data)
-    log.info("wrote %s", [p.name for p in provenance])
+    log.info("wrote %s", sorted(p.name for ps in written.values() for p in ps))
+    return written

@@ -1,0 +1,644 @@
+"""A table and the provenance of each of its numbers, as one versioned document.
+
+The tables step builds every cell together with its provenance (:func:`metrics_document`,
+:func:`stats_document`, :func:`usage_document`) and writes ``<table>.md``, ``.csv``, ``.tex``
+and ``<table>.provenance.json`` from the same :class:`TableDocument` (:func:`write_document`):
+the Markdown, CSV and LaTeX are rendered from the document, so a cell's provenance and the
+number printed for it cannot disagree. ``lecode explain`` and the HTML report read the
+documents back through :func:`load` / :func:`load_all` and the same classes.
+
+A document::
+
+    {"schema_version": 2, "table": "table3", "layout": "metrics", "title": ...,
+     "spec_digest": <TablesSpec digest>,
+     "run":     {git, packages, dataset, paper, aggregate, settings},
+     "systems": {"<expert>/<strategy>": {system, jobs, roles, files, store, ...}},
+     "columns": [{key, header, ...}],
+     "rows":    [{label, group, setting, kind, cells: [{id, column, value, display, lo, hi,
+                  n, N, aggregation, systems, delta_of, applicable, ...}]}],
+     "notes": [...]}
+
+``systems`` holds the systems the table's cells name; ``run`` is what every cell shares.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from lecode.recordio import atomic_write_text
+from lecode.report.model import PAPER, RowKind, StatsTable, Table
+from lecode.report.model import Cell as TableCell
+from lecode.report.model import Row as TableRow
+from lecode.report.spec import Metric
+from lecode.settings import ReportSettings, System
+from lecode.specs import FileRef
+
+SCHEMA_VERSION = 2
+SUFFIX = ".provenance.json"
+Layout = Literal["metrics", "stats", "usage"]
+CellStatus = Literal["value", "no_data", "not_applicable"]
+
+
+class DocumentError(ValueError):
+    """A provenance document is missing, of another schema version, or malformed."""
+
+
+def cell_id(table: str, label: str, setting: str, column: str) -> str:
+    """The id of a cell: in its document, the HTML report's ``data-cell`` and ``explain``."""
+    return f"{table}|{label}|{setting}|{column}"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- run and systems
+
+
+class GitState(_Model):
+    """The last commit that changed the code, configuration or data (``scope``), and whether
+    ``scope`` had uncommitted changes; both ``None`` outside a git repository."""
+
+    commit: str | None
+    dirty: bool | None
+    scope: tuple[str, ...]
+
+
+class RecordsFile(_Model):
+    """A JSONL file of records, named by its content, with its number of records."""
+
+    path: str
+    sha256: str
+    records: int
+
+
+class DatasetInfo(_Model):
+    train: FileRef
+    test: FileRef
+    index: FileRef
+    shards: tuple[RecordsFile, ...]
+    n_cases: int
+    limit: int | None = None
+
+
+class RunInfo(_Model):
+    """What every cell of every table shares."""
+
+    git: GitState
+    packages: dict[str, str]
+    dataset: DatasetInfo
+    paper: FileRef
+    aggregate: FileRef
+    settings: ReportSettings
+
+
+class JobDigests(_Model):
+    """Spec digests of the jobs a system's numbers come from (their outputs' directories)."""
+
+    simulate: str
+    match: str
+    judge: str | None
+    score: str
+
+
+class RoleInfo(_Model):
+    """A role's model entry as it enters the job digests (runtime-only settings left out)."""
+
+    model: str
+    strategy: str | None = None
+    entry: dict[str, Any]
+
+
+class SystemFileRefs(_Model):
+    score: FileRef
+    transcripts: tuple[RecordsFile, ...]
+    matches: tuple[RecordsFile, ...]
+    judgements: tuple[RecordsFile, ...]
+
+
+class StoreUse(_Model):
+    """LLM responses of one role, and how many of them came from the response store."""
+
+    responses: int
+    from_store: int
+
+
+class SystemInfo(_Model):
+    """One table row's system: its jobs, models and files, and what its records say."""
+
+    system: System
+    jobs: JobDigests | None = None
+    roles: dict[str, RoleInfo] = {}
+    files: SystemFileRefs | None = None
+    store: dict[str, StoreUse] = {}
+    stop_reasons: dict[str, int] = {}
+    match_status: dict[str, int] = {}
+    judge_status: dict[str, int] = {}
+    #: What the roles reported about themselves in the transcripts (a key with several
+    #: values keeps them all): served model ids, system fingerprints, template hashes.
+    reported: dict[str, str | list[str]] = {}
+
+
+class Provenance(_Model):
+    """The document-level provenance shared by every table of one tables job."""
+
+    spec_digest: str | None = None
+    run: RunInfo | None = None
+    systems: dict[str, SystemInfo] = {}
+
+    @classmethod
+    def bare(cls, systems: Sequence[Any]) -> Provenance:
+        """Without a spec (library use, tests): the systems' labels and groups only."""
+        out = {}
+        for s in systems:
+            sys_ = System(expert=s.expert, strategy=s.strategy, label=s.label, group=s.group)
+            out[s.id] = SystemInfo(system=sys_)
+        return cls(systems=out)
+
+
+# --------------------------------------------------------------------------- cells and rows
+
+
+class Column(_Model):
+    key: str
+    header: str  # as printed (``AT↓``)
+    name: str = ""  # the metric's short name (``AT``)
+    scale: float | None = None
+    direction: Literal["higher", "lower"] | None = None
+    section: str | None = None
+
+
+class Cell(_Model):
+    """One number and where it comes from."""
+
+    id: str
+    column: str  # the column's key
+    value: int | float | None
+    display: str  # as printed in Markdown (and the CSV's ``display``)
+    lo: float | None = None  # the interval as printed (none from fewer than two cases)
+    hi: float | None = None
+    n: int | None = None
+    N: int | None = None
+    rank: int | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    distinguishable: bool | None = None
+    status: CellStatus = "value"
+    applicable: bool = True
+    aggregation: str
+    systems: tuple[str, ...] = ()
+    #: ``(a, b)`` of a difference ``a − b``, known when it was computed (``b`` may be
+    #: :data:`lecode.report.model.PAPER`, the published number).
+    delta_of: tuple[str, str] | None = None
+
+
+class Row(_Model):
+    label: str
+    group: str = ""
+    setting: str = ""
+    kind: RowKind | Literal["dataset", "usage"] = "system"
+    expert: str = ""
+    strategy: str = ""
+    key: str = ""  # a statistic's key (Table 2)
+    format: str | None = None  # a statistic's format (Table 2)
+    cells: tuple[Cell, ...]
+
+
+class TableDocument(_Model):
+    schema_version: int
+    table: str
+    layout: Layout
+    title: str
+    spec_digest: str | None = None
+    run: RunInfo | None = None
+    systems: dict[str, SystemInfo] = {}
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...] = ()
+    row_header: str = "Models"
+    setting_header: str = ""
+    coverage_threshold: float | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _current(cls, v: int) -> int:
+        if v != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {v}, but this lecode reads schema_version {SCHEMA_VERSION}: "
+                "rebuild the tables (make all_tables)"
+            )
+        return v
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def cells(self) -> Iterator[tuple[Row, Cell]]:
+        for r in self.rows:
+            for c in r.cells:
+                yield r, c
+
+    def cell(self, cid: str) -> Cell:
+        for _, c in self.cells():
+            if c.id == cid:
+                return c
+        raise KeyError(f"{self.table}: no cell {cid!r}")
+
+    def column(self, key: str) -> Column:
+        return next(c for c in self.columns if c.key == key)
+
+    # -- back to the in-memory tables the renderers take ------------------------------------
+
+    def to_table(self) -> Table:
+        """The metrics table (:class:`lecode.report.model.Table`) this document holds."""
+        if self.layout != "metrics":
+            raise ValueError(f"{self.table} is a {self.layout} table")
+        metrics = tuple(
+            Metric(c.key, c.name, c.scale or 1.0, c.direction, c.section)  # type: ignore[arg-type]
+            for c in self.columns
+        )
+        rows = tuple(
+            TableRow(
+                label=r.label,
+                cells=tuple(
+                    TableCell(
+                        value=c.value,
+                        ci_low=c.lo,
+                        ci_high=c.hi,
+                        n=c.n,
+                        N=c.N,
+                        rank=c.rank,
+                        p_value=c.p_value,
+                        p_adjusted=c.p_adjusted,
+                        distinguishable=c.distinguishable,
+                    )
+                    for c in r.cells
+                ),
+                group=r.group,
+                kind=r.kind,  # type: ignore[arg-type]
+                setting=r.setting,
+                expert=r.expert,
+                strategy=r.strategy,
+                systems=r.cells[0].systems if r.cells else (),
+                delta_of=r.cells[0].delta_of if r.cells else None,
+            )
+            for r in self.rows
+        )
+        return Table(
+            name=self.table,
+            title=self.title,
+            metrics=metrics,
+            rows=rows,
+            notes=self.notes,
+            row_header=self.row_header,
+            setting_header=self.setting_header,
+        )
+
+    def to_stats_table(self) -> StatsTable:
+        if self.layout != "stats":
+            raise ValueError(f"{self.table} is a {self.layout} table")
+        nan = float("nan")
+        return StatsTable(
+            name=self.table,
+            title=self.title,
+            columns=tuple(c.header for c in self.columns),
+            column_keys=tuple(c.key for c in self.columns),
+            rows=tuple(r.label for r in self.rows),
+            keys=tuple(r.key for r in self.rows),
+            values=tuple(
+                tuple(nan if c.value is None else float(c.value) for c in r.cells)
+                for r in self.rows
+            ),
+            formats=tuple(r.format or "{}" for r in self.rows),
+            notes=self.notes,
+        )
+
+    def to_usage_frame(self) -> pl.DataFrame:
+        from lecode.report.usage import USAGE_SCHEMA
+
+        if self.layout != "usage":
+            raise ValueError(f"{self.table} is a {self.layout} table")
+        schema: dict[str, Any] = {"label": pl.Utf8, "role": pl.Utf8, "dialogues": pl.Int64}
+        schema.update({c.key: USAGE_SCHEMA[c.key] for c in self.columns if c.key in USAGE_SCHEMA})
+        data = [
+            {"label": r.label, "role": r.setting, **{c.column: c.value for c in r.cells}}
+            for r in self.rows
+        ]
+        return pl.DataFrame(data, schema=schema, orient="row")
+
+    def render(self, *, latex_ci: bool = False) -> dict[str, str]:
+        """``{extension: text}`` of the table's Markdown, CSV and (but usage) LaTeX."""
+        from lecode.report import render
+        from lecode.report.usage import render_usage_csv, render_usage_markdown
+
+        if self.layout == "metrics":
+            t = self.to_table()
+            thr = self.coverage_threshold
+            thr = render.DEFAULT_THRESHOLD if thr is None else thr
+            return {
+                "md": render.render_markdown(t, threshold=thr),
+                "csv": render.render_csv(t, threshold=thr),
+                "tex": render.render_latex(t, threshold=thr, ci=latex_ci),
+            }
+        if self.layout == "stats":
+            s = self.to_stats_table()
+            return {
+                "md": render.render_stats_markdown(s),
+                "csv": render.render_stats_csv(s),
+                "tex": render.render_stats_latex(s),
+            }
+        frame = self.to_usage_frame()
+        return {"md": render_usage_markdown(frame), "csv": render_usage_csv(frame)}
+
+    def dumps(self) -> str:
+        data = self.model_dump(mode="json")
+        return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or x != x else x
+
+
+def metric_aggregation(
+    kind: str,
+    metric: Metric,
+    settings: Mapping[str, Any],
+    delta_of: tuple[str, str] | None = None,
+) -> str:
+    """How a metrics cell's number was computed (the one place this is said)."""
+    boot = (
+        f"percentile bootstrap over dialogues ({settings['resamples']} resamples, "
+        f"seed {settings['seed']}, {settings['confidence']} interval)"
+    )
+    factor = "" if metric.scale == 1 else f", ×{metric.scale:g}"
+    if kind == "system":
+        return (
+            f"mean over the n test dialogues where {metric.key} is present{factor} "
+            f"(missing = failed dialogue, no advice or no judge; never zero); {boot}"
+        )
+    if kind == "delta":
+        a, b = delta_of or ("a", "b")
+        return (
+            f"mean over the n dialogues both {a} and {b} have of the paired difference "
+            f"{a} − {b} of {metric.key}{factor}; {boot}; two-sided paired bootstrap p, "
+            "Holm-adjusted over the table"
+        )
+    if kind == "paper":
+        return "the published value (run.paper), not computed here"
+    return (
+        f"ours minus the published value of {metric.key} (run.paper); the interval is ours "
+        "shifted by the published value; (n.s.) when the published value lies inside ours"
+    )
+
+
+def _documented(provenance: Provenance, used: Sequence[str]) -> dict[str, SystemInfo]:
+    return {k: provenance.systems[k] for k in dict.fromkeys(used) if k in provenance.systems}
+
+
+def metrics_document(
+    table: Table,
+    provenance: Provenance,
+    *,
+    threshold: float,
+    bootstrap: Mapping[str, Any],
+) -> TableDocument:
+    """The document of a metrics table: each cell with what it was computed from."""
+    from lecode.report.render import cell_state, markdown_cell, shown_interval
+
+    columns = tuple(
+        Column(
+            key=m.key,
+            header=m.display_header,
+            name=m.header,
+            scale=m.scale,
+            direction=m.direction,
+            section=m.section,
+        )
+        for m in table.metrics
+    )
+    rows = []
+    for r in table.rows:
+        cells = []
+        for m, c in zip(table.metrics, r.cells, strict=True):
+            interval = shown_interval(c)
+            state = cell_state(c)
+            cells.append(
+                Cell(
+                    id=cell_id(table.name, r.label, r.setting, m.key),
+                    column=m.key,
+                    value=_finite(c.value),
+                    display=markdown_cell(c, r, threshold),
+                    lo=None if interval is None else interval[0],
+                    hi=None if interval is None else interval[1],
+                    n=c.n,
+                    N=c.N,
+                    rank=c.rank,
+                    p_value=_finite(c.p_value),
+                    p_adjusted=_finite(c.p_adjusted),
+                    distinguishable=c.distinguishable,
+                    status=state,
+                    applicable=state != "not_applicable",
+                    aggregation=metric_aggregation(r.kind, m, bootstrap, r.delta_of),
+                    systems=r.systems,
+                    delta_of=r.delta_of,
+                )
+            )
+        rows.append(
+            Row(
+                label=r.label,
+                group=r.group,
+                setting=r.setting,
+                kind=r.kind,
+                expert=r.expert,
+                strategy=r.strategy,
+                cells=tuple(cells),
+            )
+        )
+    used = [k for r in table.rows for k in r.systems]
+    return TableDocument(
+        schema_version=SCHEMA_VERSION,
+        table=table.name,
+        layout="metrics",
+        title=table.title,
+        spec_digest=provenance.spec_digest,
+        run=provenance.run,
+        systems=_documented(provenance, used),
+        columns=columns,
+        rows=tuple(rows),
+        notes=table.notes,
+        row_header=table.row_header,
+        setting_header=table.setting_header,
+        coverage_threshold=threshold,
+    )
+
+
+def stats_document(table: StatsTable, provenance: Provenance) -> TableDocument:
+    """The document of Table 2 (dataset statistics of the configured dataset files)."""
+    from lecode.report.render import fmt_stat
+
+    keys = table.keys or table.rows
+    col_keys = table.column_keys or table.columns
+    rows = []
+    for name, key, values, fmt in zip(table.rows, keys, table.values, table.formats, strict=True):
+        cells = []
+        for v, col in zip(values, col_keys, strict=True):
+            value = _finite(v)
+            over = "train and test together" if col == "total" else f"the {col} split"
+            cells.append(
+                Cell(
+                    id=cell_id(table.name, name, "", f"{key}:{col}"),
+                    column=col,
+                    value=value,
+                    display=fmt_stat(fmt, v),
+                    status="value" if value is not None else "not_applicable",
+                    applicable=value is not None,
+                    aggregation=f"{name} over {over} of the dataset files (run.dataset)",
+                )
+            )
+        rows.append(Row(label=name, kind="dataset", key=key, format=fmt, cells=tuple(cells)))
+    return TableDocument(
+        schema_version=SCHEMA_VERSION,
+        table=table.name,
+        layout="stats",
+        title=table.title,
+        spec_digest=provenance.spec_digest,
+        run=provenance.run,
+        columns=tuple(
+            Column(key=k, header=h) for k, h in zip(col_keys, table.columns, strict=True)
+        ),
+        rows=tuple(rows),
+        notes=table.notes,
+        row_header="Dataset",
+    )
+
+
+def usage_document(summary: pl.DataFrame, provenance: Provenance) -> TableDocument:
+    """The usage table (see :func:`lecode.report.usage.usage_summary`) as a document."""
+    from lecode.report.usage import HIDDEN, usage_text
+
+    everyone = tuple(provenance.systems)
+    value_cols = [c for c in summary.columns if c not in ("label", "role", *HIDDEN)]
+    rows = []
+    for rec in summary.iter_rows(named=True):
+        systems = (rec["system"],) if rec.get("system") else everyone
+        role = rec["role"]
+        cells = tuple(
+            Cell(
+                id=cell_id("usage", rec["label"], role, col),
+                column=col,
+                value=rec[col],
+                display=usage_text(col, rec[col]),
+                aggregation=(
+                    f"distinct dialogues with a usage entry of role {role}"
+                    if col == "dialogues"
+                    else f"sum of {col} of role {role} over the usage ledgers of the "
+                    "transcripts, matches and judgements"
+                ),
+                systems=systems,
+            )
+            for col in value_cols
+        )
+        rows.append(Row(label=rec["label"], setting=role, kind="usage", cells=cells))
+    return TableDocument(
+        schema_version=SCHEMA_VERSION,
+        table="usage",
+        layout="usage",
+        title="Usage and cost per role",
+        spec_digest=provenance.spec_digest,
+        run=provenance.run,
+        systems=_documented(provenance, [k for r in rows for k in r.cells[0].systems])
+        if rows
+        else {},
+        columns=tuple(Column(key=c, header=c) for c in value_cols),
+        rows=tuple(rows),
+        notes=(
+            "cost in the price units of the endpoint configuration",
+            "dialogues = distinct (system, case) pairs",
+        ),
+        row_header="label",
+        setting_header="role",
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+
+def document_path(out_dir: str | Path, table: str) -> Path:
+    return Path(out_dir) / f"{table}{SUFFIX}"
+
+
+def write_document(
+    doc: TableDocument, out_dir: str | Path, *, latex_ci: bool = False
+) -> list[Path]:
+    """``<table>.md``, ``.csv``, ``.tex`` and ``.provenance.json``, all from ``doc``."""
+    out = Path(out_dir)
+    written = []
+    for ext, text in doc.render(latex_ci=latex_ci).items():
+        path = out / f"{doc.table}.{ext}"
+        atomic_write_text(path, text)
+        written.append(path)
+    path = document_path(out, doc.table)
+    atomic_write_text(path, doc.dumps())
+    written.append(path)
+    return written
+
+
+def parse(text: str, source: str = "<document>") -> TableDocument:
+    try:
+        return TableDocument.model_validate_json(text)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<top level>'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()[:5]
+        )
+        raise DocumentError(
+            f"{source}: not a provenance document this lecode reads: {problems}"
+        ) from None
+
+
+def load(tables_dir: str | Path, table: str) -> TableDocument:
+    path = document_path(tables_dir, table)
+    if not path.is_file():
+        have = sorted(p.name[: -len(SUFFIX)] for p in Path(tables_dir).glob(f"*{SUFFIX}"))
+        raise DocumentError(
+            f"{path}: no provenance for table {table!r}"
+            + (f" (tables with provenance: {', '.join(have)})" if have else "")
+        )
+    return parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def load_all(tables_dir: str | Path) -> dict[str, TableDocument]:
+    return {
+        p.name[: -len(SUFFIX)]: parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(Path(tables_dir).glob(f"*{SUFFIX}"))
+    }
+
+
+__all__ = [
+    "PAPER",
+    "SCHEMA_VERSION",
+    "SUFFIX",
+    "Cell",
+    "Column",
+    "DocumentError",
+    "Provenance",
+    "Row",
+    "RunInfo",
+    "SystemInfo",
+    "TableDocument",
+    "cell_id",
+    "load",
+    "load_all",
+    "metrics_document",
+    "stats_document",
+    "usage_document",
+    "write_document",
+]
