@@ -4,7 +4,7 @@ A store is filled by simulating ``--dialogues`` cases with two LLM experts (zero
 and an LLM client against the mock endpoint (no latency). Then, with the endpoint's request
 count checked to stay at zero:
 
-- ``per_hit``: ``LLMClient.complete`` alone, replaying every stored request sequentially
+- ``per_hit``: ``Endpoint.complete`` alone, replaying every stored request sequentially
   (request key, store lookup, decoding of the stored response, ledger record);
 - ``end_to_end``: the consultation loop again with a fresh dialogue journal, every call a
   store hit: prompt rendering, the call above, reply parsing, the roles' usage metering, the
@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import check_outcomes, mock_endpoint, new_runtime, simulate_experts
+from common import check_outcomes, mock_endpoint, model_cfg, new_runtime, simulate_experts
 
-from lecode.llm.mock.testing import model_cfg
 from lecode.llm.store import SEGMENT_GLOB, decode_line
 
 
@@ -46,7 +45,7 @@ def stored_requests(store: Path) -> list[dict[str, Any]]:
 def time_hits(store: Path, url: str, records: list[dict[str, Any]]) -> tuple[float, float]:
     """(seconds to load the store, seconds per ``complete`` on a hit)."""
     rt = new_runtime(store)
-    client = rt.client("mock", model_cfg(url))
+    endpoint = rt.endpoint("mock", model_cfg(url))
     started = time.perf_counter()
     rt.store.load_all()
     load_s = time.perf_counter() - started
@@ -54,7 +53,7 @@ def time_hits(store: Path, url: str, records: list[dict[str, Any]]) -> tuple[flo
     async def replay() -> float:
         t0 = time.perf_counter()
         for rec in records:
-            done = await client.complete(
+            done = await endpoint.complete(
                 rec["request"]["messages"],
                 role=rec["role"],
                 purpose=rec["purpose"],
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds, calls = min(e2e)
     per_call = seconds / calls
     print(f"stored_responses={len(records)} store_load_s={min(loads):.4f}")
-    print(f"per_hit_us={1e6 * min(hits):.1f} (LLMClient.complete on a store hit)")
+    print(f"per_hit_us={1e6 * min(hits):.1f} (Endpoint.complete on a store hit)")
     print(
         f"end_to_end_us_per_call={1e6 * per_call:.1f} ({calls} calls in {seconds:.3f}s, "
         f"{len(warm.transcripts)} dialogues, consultation loop and journal included)"

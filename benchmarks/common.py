@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -19,18 +20,25 @@ from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockControl, spawn_mock
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import FAST_RETRY, KEY_ENV, model_cfg
 from lecode.llm.runtime import LLMRuntime
 from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
+
+# The test-support package (tests/support) lives beside benchmarks/, outside the lecode package;
+# a script run as ``python benchmarks/x.py`` has only benchmarks/ on its path.
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.support.cases import synthetic_cases, write_jsonl  # noqa: E402
+from tests.support.mock_llm import FAST_RETRY, KEY_ENV, model_cfg  # noqa: E402
 
 STRATEGIES = ("zero_shot", "mediq")
 BENCH_KEY = "sk-bench-0123456789abcdef"
 
 
 @dataclass
-class Endpoint:
+class MockEndpoint:
     """The mock endpoint in a child process (so it does not share this process's GIL)."""
 
     proc: subprocess.Popen[str]
@@ -49,14 +57,14 @@ class Endpoint:
 
 
 @contextmanager
-def mock_endpoint(n_cases: int, *, latency: float) -> Iterator[Endpoint]:
+def mock_endpoint(n_cases: int, *, latency: float) -> Iterator[MockEndpoint]:
     os.environ[KEY_ENV] = BENCH_KEY
     with tempfile.TemporaryDirectory(prefix="lecode-bench-") as tmp:
         workdir = Path(tmp)
         path = write_jsonl(workdir / "cases.jsonl", synthetic_cases(n_cases))
         proc, url = spawn_mock([path], latency=latency)
         try:
-            yield Endpoint(proc, url, MockControl(url), load_cases(path), workdir)
+            yield MockEndpoint(proc, url, MockControl(url), load_cases(path), workdir)
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -93,7 +101,7 @@ class Run:
 
 
 def simulate_experts(
-    ep: Endpoint,
+    ep: MockEndpoint,
     rt: LLMRuntime,
     *,
     journal_dir: Path,

@@ -40,7 +40,8 @@
 #   GPU_CHECK_WORKDIR        where the project copy runs (default: a new temporary directory)
 #   OUT                      if set: summary (gpu_check_summary.{md,json}), tables, server log
 #   GPU_CHECK_DRY=1          CPU dry run of the whole script: no GPU and no vLLM; the stand-in
-#                            server (python -m lecode.llm.mock.standin) plays `vllm serve`
+#                            server (python tests/support/vllm_standin.py, test support
+#                            outside the lecode package) plays `vllm serve`
 #                            unless LECODE_VLLM_COMMAND names another command
 set -euo pipefail
 
@@ -146,7 +147,9 @@ fi
 if [ -n "${LECODE_VLLM_COMMAND:-}" ]; then
   VLLM_COMMAND="$LECODE_VLLM_COMMAND"
 elif [ "$DRY" = 1 ]; then
-  VLLM_COMMAND="$MAIN_PY -m lecode.llm.mock.standin"
+  STANDIN="$ROOT/tests/support/vllm_standin.py"
+  [ -f "$STANDIN" ] || die "the dry run needs the stand-in server $STANDIN (tests/ of the repository)"
+  VLLM_COMMAND="$(printf '%q %q' "$MAIN_PY" "$STANDIN")"
 elif [ -x "$GPU_VENV/bin/vllm" ]; then
   VLLM_COMMAND="$GPU_VENV/bin/vllm serve"
 elif command -v vllm >/dev/null 2>&1; then

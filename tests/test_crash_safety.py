@@ -19,11 +19,11 @@ import pytest
 from lecode.dataset import load_cases
 from lecode.llm.errors import ReplayMissError
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime, simulate
 from lecode.llm.store import ResponseStore, encode_line
 from lecode.records import Transcript, Turn
 from lecode.simulate import DialogueJournal
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
 PART = "model-abc"
 

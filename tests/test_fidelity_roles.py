@@ -18,15 +18,15 @@ from lecode.agents.llm_expert import LLMExpert, unmarked_policy
 from lecode.agents.llm_judge import LLMJudge
 from lecode.agents.llm_matcher import LLMMatcher
 from lecode.dataset import load_cases
-from lecode.llm.client import Completion
+from lecode.llm.endpoint import Completion
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime
 from lecode.llm.spec import ModelSpec
 from lecode.llm.templates import load_strategy
 from lecode.records import Case, Transcript, Turn
 from lecode.simulate import simulate_case
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 CASE = Case(
     id="c1",
@@ -41,7 +41,7 @@ HISTORY = (Turn(speaker="client", kind="query", text=CASE.initial_query),)
 
 @dataclass(frozen=True)
 class ReasoningCompletion(Completion):
-    """A completion as a client that keeps the API's ``reasoning_content`` would return it."""
+    """A completion as an endpoint that keeps the API's ``reasoning_content`` would return it."""
 
     reasoning: str = ""
     reasoning_tokens: int = 0
@@ -49,7 +49,7 @@ class ReasoningCompletion(Completion):
 
 @dataclass
 class ScriptedLLM:
-    """Stands in for :class:`lecode.llm.client.LLMClient`: scripted replies, recorded requests."""
+    """Stands in for :class:`lecode.llm.endpoint.Endpoint`: scripted replies, recorded requests."""
 
     replies: list[str | Completion]
     spec: ModelSpec = field(
@@ -333,7 +333,7 @@ def test_unmarked_branches_are_recorded_per_dialogue(
     cfg = model_cfg(mock.url)
     e = LLMExpert(
         "e",
-        rt.client("e", cfg),
+        rt.endpoint("e", cfg),
         load_strategy("expert", "zero_shot"),
         strategy="zero_shot",
         max_turns=3,
@@ -341,7 +341,7 @@ def test_unmarked_branches_are_recorded_per_dialogue(
     )
     c = LLMSimulatedClient(
         "c",
-        rt.client("c", cfg),
+        rt.endpoint("c", cfg),
         load_strategy("client", "first_person_dialogue"),
         strategy="first_person_dialogue",
     )

@@ -33,9 +33,10 @@ import yaml
 
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockControl, spawn_mock
-from lecode.llm.mock.testing import KEY_ENV
 from lecode.shards import select
 from tests.conftest import copy_project
+from tests.support.mock_llm import KEY_ENV
+from tests.support.vllm_standin import COMMAND as STANDIN_COMMAND
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -495,7 +496,7 @@ def test_snakefile_hooks_start_and_stop_the_vllm_server(tmp_path: Path) -> None:
     (project / "llm.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     env = {
         **job_env(key=False),
-        "LECODE_VLLM_COMMAND": f"{sys.executable} -m lecode.llm.mock.standin",
+        "LECODE_VLLM_COMMAND": STANDIN_COMMAND,
         "LECODE_MOCK_DATA": str(TEST_SET),
     }
     dry = snakemake(project, "all_tables", "-n", env=env)

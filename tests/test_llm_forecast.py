@@ -11,7 +11,7 @@ import yaml
 
 from lecode.llm.cli import main as llm_main
 from lecode.llm.mock import MockControl, spawn_mock
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
+from tests.support.cases import synthetic_cases, write_jsonl
 
 
 def test_forecast_counts_calls_per_role(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,9 +10,9 @@ import pytest
 from lecode.dataset import load_cases
 from lecode.llm.errors import LLMCallError, ReplayMissError
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime, simulate
 from lecode.llm.runtime import LLMRuntime
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
 
 def test_replay_reproduces_a_warm_store_without_network(

@@ -15,18 +15,20 @@ from pathlib import Path
 import pytest
 
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV
 
 CONCURRENCY = 2
+REPO = Path(__file__).resolve().parents[1]
 JOB = textwrap.dedent(
     f"""
     import asyncio, json, sys
+    sys.path.insert(0, {str(REPO)!r})  # tests.support
     from lecode.agents.clients import build_client
     from lecode.agents.context import RoleContext
     from lecode.agents.experts import build_expert
     from lecode.dataset import load_cases
-    from lecode.llm.mock.testing import model_cfg, runtime
+    from tests.support.mock_llm import model_cfg, runtime
     from lecode.recordio import write_transcripts
     from lecode.simulate import DialogueJournal, simulate_cases
 

@@ -10,7 +10,7 @@ import pytest
 
 from lecode.llm.errors import LLMCallError
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 MESSAGES = [{"role": "system", "content": "你是律师。"}, {"role": "user", "content": "你好"}]
 
@@ -26,13 +26,13 @@ def mock(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
 
 def call(tmp_path: Path, url: str, n: int = 1, **cfg: object):
     rt = runtime(tmp_path / "store")
-    client = rt.client("m", model_cfg(url, **cfg))
+    endpoint = rt.endpoint("m", model_cfg(url, **cfg))
 
     async def go():
         try:
             return await asyncio.gather(
                 *(
-                    client.complete(
+                    endpoint.complete(
                         [*MESSAGES, {"role": "user", "content": str(i)}],
                         role="expert",
                         purpose="turn",

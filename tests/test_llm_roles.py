@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from lecode.agents.base import RoleError, UsageMeter
-from lecode.llm.errors import LLMConfigError
-from lecode.llm.templates import template_paths as template_files
 from lecode.agents.context import ConfigurationError, RoleContext
 from lecode.agents.experts import build_expert
 from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
+from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import MockServer
+from lecode.llm.templates import ROLE_TEMPLATES
+from lecode.llm.templates import template_paths as template_files
+from lecode.records import Case, Transcript, Turn
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
-from lecode.llm.templates import ROLE_TEMPLATES
-from lecode.records import Case, Transcript, Turn
 
 
 @pytest.fixture

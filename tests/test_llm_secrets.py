@@ -10,10 +10,10 @@ import pytest
 
 from lecode.llm.errors import LLMCallError, LLMConfigError
 from lecode.llm.mock import MockServer
-from lecode.llm.mock.fixtures import synthetic_cases, write_jsonl
-from lecode.llm.mock.testing import KEY_ENV, model_cfg, runtime, simulate
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
+from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
 SECRET = "sk-live-9f8e7d6c5b4a3210zyxw"
 
@@ -56,7 +56,7 @@ def test_secret_never_appears_in_outputs(
         rt = runtime(tmp_path / "store", ledger_path=tmp_path / "ledger.jsonl")
         transcripts = asyncio.run(simulate(cases, rt, model_cfg(mock.url)))
         assert all(t.stop_reason == "advice" for t in transcripts)  # the key was sent and accepted
-        provenance = rt.client("mock-expert", model_cfg(mock.url))
+        provenance = rt.endpoint("mock-expert", model_cfg(mock.url))
         # a 401 whose body echoes the Authorization header
         mock.set_faults({"unauthorized_echo": 1.0})
         rt2 = runtime(tmp_path / "store2", ledger_path=tmp_path / "ledger2.jsonl")
@@ -81,10 +81,10 @@ def test_error_message_of_failed_call_is_redacted(
     monkeypatch.setenv(KEY_ENV, SECRET)
     with MockServer(faults={"unauthorized_echo": 1.0}) as mock:
         rt = runtime(tmp_path / "store")
-        client = rt.client("m", model_cfg(mock.url))
+        endpoint = rt.endpoint("m", model_cfg(mock.url))
         with pytest.raises(LLMCallError) as info:
             asyncio.run(
-                client.complete(
+                endpoint.complete(
                     [{"role": "user", "content": "x"}],
                     role="judge",
                     purpose="judge",

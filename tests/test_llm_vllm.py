@@ -12,7 +12,6 @@ import yaml
 
 from lecode.llm.cli import main as llm_main
 from lecode.llm.errors import LLMConfigError
-from lecode.llm.mock.testing import runtime
 from lecode.llm.spec import ModelSpec
 from lecode.llm.vllm import (
     COMMAND_ENV,
@@ -23,8 +22,9 @@ from lecode.llm.vllm import (
     start_server,
     stop_server,
 )
+from tests.support.mock_llm import runtime
+from tests.support.vllm_standin import COMMAND as STANDIN
 
-STANDIN = f"{sys.executable} -m lecode.llm.mock.standin"
 MODELS = {
     "qwen7b": {
         "backend": "vllm",
@@ -61,9 +61,9 @@ def test_start_route_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         # a second start reuses the healthy server
         assert start_server(spec, tmp_path / "servers", health_timeout=60).pid == state.pid
         rt = runtime(tmp_path / "store", servers_dir=tmp_path / "servers", models=MODELS)
-        lora = rt.client("qwen7b-keyfact-e", MODELS["qwen7b-keyfact-e"])
-        base = rt.client("qwen7b", MODELS["qwen7b"])
-        assert lora.endpoint == base.endpoint == "vllm:///models/Qwen2.5-7B-Instruct"
+        lora = rt.endpoint("qwen7b-keyfact-e", MODELS["qwen7b-keyfact-e"])
+        base = rt.endpoint("qwen7b", MODELS["qwen7b"])
+        assert lora.address == base.address == "vllm:///models/Qwen2.5-7B-Instruct"
 
         async def ask() -> list[str]:
             out = []

@@ -289,7 +289,7 @@ def test_dvc_experiments_compare_two_settings(clone: Path) -> None:
 @pytest.fixture(scope="module")
 def llm_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
     from lecode.llm.mock import MockServer
-    from lecode.llm.mock.testing import KEY_ENV
+    from tests.support.mock_llm import KEY_ENV
 
     base = tmp_path_factory.mktemp("regen-llm")
     with MockServer(case_files=[REPO / "data/sample/sample_testset.jsonl"]) as mock:

@@ -11,7 +11,6 @@ from lecode.agents.context import (
     RoleContext,
     endpoint,
     offline_agent,
-    replicate,
     templates,
 )
 
@@ -28,7 +27,6 @@ def build_client(
             endpoint(ctx, model_name, model_cfg),
             templates("client", strategy, ctx),
             strategy=strategy,
-            replicate=replicate(ctx),
         )
     if agent == "fact_lookup":
         from lecode.agents.fact_lookup import FactLookupClient

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lecode.records import Case
 
 if TYPE_CHECKING:
-    from lecode.llm.client import LLMClient
+    from lecode.llm.endpoint import Endpoint
     from lecode.llm.runtime import LLMRuntime
     from lecode.llm.templates import PromptTemplate
 
@@ -31,13 +30,12 @@ class RoleContext:
     """What role builders may need besides their model entry.
 
     ``train_cases`` feeds the retrieval expert; ``runtime`` carries the LLM layer's shared
-    objects (response store, endpoint limits, replay mode) built once per job; ``options``:
-    ``max_turns`` (else the runtime's), ``replicate`` (0; replicate r samples with seed + r
-    and has its own cache keys), ``max_reasks`` (matcher and judge, 2).
+    objects (response store, endpoint limits, replay mode) built once per job; ``options``
+    (set by tests and benchmarks; jobs leave it empty): ``max_turns`` (else the runtime's,
+    from ``simulation.max_turns``), ``max_reasks`` (matcher and judge, 2).
     """
 
     train_cases: Sequence[Case] = ()
-    prompts_dir: Path | None = None
     runtime: Any = None
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -67,19 +65,15 @@ def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTem
     from lecode.llm.templates import load_strategy
 
     try:
-        return load_strategy(role, strategy, ctx.prompts_dir)
+        return load_strategy(role, strategy)
     except LLMConfigError as exc:
         raise ConfigurationError(str(exc)) from exc
 
 
-def endpoint(ctx: RoleContext, model_name: str, model_cfg: Mapping[str, Any]) -> LLMClient:
+def endpoint(ctx: RoleContext, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
     from lecode.llm.errors import LLMConfigError
 
     try:
-        return llm_runtime(ctx, model_name).client(model_name, model_cfg)
+        return llm_runtime(ctx, model_name).endpoint(model_name, model_cfg)
     except LLMConfigError as exc:
         raise ConfigurationError(str(exc)) from exc
-
-
-def replicate(ctx: RoleContext) -> int:
-    return int(ctx.options.get("replicate", 0))

@@ -12,7 +12,6 @@ from lecode.agents.context import (
     endpoint,
     llm_runtime,
     offline_agent,
-    replicate,
     templates,
 )
 
@@ -25,7 +24,8 @@ def build_expert(
         return _llm_expert(model_name, model_cfg, strategy, ctx)
     if strategy != "baseline":
         raise ConfigurationError(
-            f"experts: offline model {model_name!r} plays only strategy 'baseline', not {strategy!r}"
+            f"experts: offline model {model_name!r} plays only strategy 'baseline', "
+            f"not {strategy!r}"
         )
     if agent == "human_replay":
         from lecode.agents.human_replay import HumanReplayExpert
@@ -56,7 +56,6 @@ def _llm_expert(
         prompts,
         strategy=strategy,
         max_turns=int(max_turns),
-        replicate=replicate(ctx),
         threshold=float(llm.spec.mediq_threshold),
         unmarked=model_cfg.get("unmarked"),
     )

@@ -11,7 +11,6 @@ from lecode.agents.context import (
     RoleContext,
     endpoint,
     offline_agent,
-    replicate,
     templates,
 )
 
@@ -26,5 +25,4 @@ def build_judge(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext)
         endpoint(ctx, model_name, model_cfg),
         templates("judge", "default", ctx),
         max_reasks=int(ctx.options.get("max_reasks", 2)),
-        replicate=replicate(ctx),
     )

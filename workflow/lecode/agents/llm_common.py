@@ -1,4 +1,4 @@
-"""What every LLM-backed role shares: one call through the LLM client with usage metering,
+"""What every LLM-backed role shares: one call through the LLM endpoint with usage metering,
 re-asking after a malformed reply, and provenance (``describe``).
 
 Reasoning models: the reasoning of a reply (inline ``<think>...</think>``, see
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
 from lecode.agents.base import RoleError, UsageMeter
-from lecode.llm.client import LLMClient
+from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMCallError
 from lecode.llm.ledger import reasoning_tokens
 from lecode.llm.parsing import ReplyFormatError, split_reasoning
@@ -32,7 +32,7 @@ class LLMRole:
     def __init__(
         self,
         name: str,
-        llm: LLMClient,
+        llm: Endpoint,
         templates: Mapping[str, PromptTemplate],
         *,
         strategy: str,
@@ -159,7 +159,7 @@ class ReaskingRole(LLMRole):
     def __init__(
         self,
         name: str,
-        llm: LLMClient,
+        llm: Endpoint,
         templates: Mapping[str, PromptTemplate],
         *,
         max_reasks: int = 2,

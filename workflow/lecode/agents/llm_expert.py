@@ -24,7 +24,7 @@ from typing import Literal, get_args
 
 from lecode.agents.base import ExpertMove, UsageMeter
 from lecode.agents.llm_common import LLMRole, Messages
-from lecode.llm.client import LLMClient
+from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.parsing import (
     ParsedMove,
@@ -64,7 +64,7 @@ class LLMExpert(LLMRole):
     def __init__(
         self,
         name: str,
-        llm: LLMClient,
+        llm: Endpoint,
         templates: dict[str, PromptTemplate],
         *,
         strategy: str,

@@ -11,7 +11,6 @@ from lecode.agents.context import (
     RoleContext,
     endpoint,
     offline_agent,
-    replicate,
     templates,
 )
 
@@ -26,7 +25,6 @@ def build_matcher(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContex
             endpoint(ctx, model_name, model_cfg),
             templates("matcher", "default", ctx),
             max_reasks=int(ctx.options.get("max_reasks", 2)),
-            replicate=replicate(ctx),
         )
     if agent == "lexical":
         from lecode.agents.lexical_matcher import LexicalMatcher

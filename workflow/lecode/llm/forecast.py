@@ -1,23 +1,25 @@
 """Dry run: forecast LLM calls, tokens and cost of a configuration before spending anything.
 
-The forecast is analytic: every test case (after ``dataset.limit``) x replicate is simulated
-on paper with ``questions`` clarifying questions (default: ``simulation.max_turns``, the upper
-bound), using the real prompt templates and case texts for prompt sizes and fixed typical
-lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests already
-in the response store are not subtracted (their keys depend on the replies), so the forecast
-is an upper bound for a rerun.
+The forecast is analytic: every test case (read by the workflow's loader; after
+``dataset.limit``, chosen as the workflow chooses them, :func:`lecode.shards.select`) is
+simulated on paper with ``questions`` clarifying questions (default: ``simulation.max_turns``,
+the upper bound), using the real prompt templates and case texts for prompt sizes and fixed
+typical lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests
+already in the response store are not subtracted (their keys depend on the replies), so the
+forecast is an upper bound for a rerun.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from lecode.llm.casedata import CaseText, read_cases
+from lecode.dataset import load_cases
 from lecode.llm.spec import ModelSpec, is_llm_entry
 from lecode.llm.templates import PromptTemplate, load_strategy
+from lecode.records import Case
+from lecode.shards import select
 
 QUESTION_CHARS = 40
 ANSWER_CHARS = 40
@@ -46,7 +48,6 @@ class Line:
 @dataclass
 class Forecast:
     cases: int
-    replicates: int
     questions: int
     tokens_per_char: float
     lines: dict[tuple[str, str], Line] = field(default_factory=dict)
@@ -79,7 +80,7 @@ class Forecast:
     def render(self) -> str:
         rows = self.rows()
         head = (
-            f"forecast: {self.cases} cases x {self.replicates} replicate(s), "
+            f"forecast: {self.cases} cases, "
             f"{self.questions} questions per dialogue, {self.tokens_per_char} tokens/char"
         )
         lines = [
@@ -102,7 +103,7 @@ def _chars(template: PromptTemplate, **values: object) -> int:
     return sum(len(m["content"]) for m in template.render(**values))
 
 
-def _dialogue(case: CaseText, k: int) -> str:
+def _dialogue(case: Case, k: int) -> str:
     return case.initial_query + "x" * (k * (QUESTION_CHARS + ANSWER_CHARS + 6))
 
 
@@ -111,7 +112,6 @@ def forecast(
     *,
     questions: int | None = None,
     tokens_per_char: float = 0.75,
-    prompts_dir: Path | None = None,
     cases: int | None = None,
 ) -> Forecast:
     """Calls, tokens and cost per role and model. ``cases``: forecast that many dialogues,
@@ -120,15 +120,10 @@ def forecast(
     sim = params.get("simulation") or {}
     max_turns = int(sim.get("max_turns", 10))
     q = max_turns if questions is None else min(questions, max_turns)
-    replicates = int(sim.get("replicates", 1) or 1)
-    n_cases = cases
-    cases = read_cases([params["dataset"]["test"]])
-    limit = params["dataset"].get("limit")
-    if limit:
-        cases = cases[: int(limit)]
-    if n_cases is not None and cases:
-        cases = [cases[i % len(cases)] for i in range(n_cases)]
-    fc = Forecast(len(cases), replicates, q, tokens_per_char)
+    chosen = select(load_cases(params["dataset"]["test"]), params["dataset"].get("limit"))
+    if cases is not None and chosen:
+        chosen = [chosen[i % len(chosen)] for i in range(cases)]
+    fc = Forecast(len(chosen), q, tokens_per_char)
 
     def spec_of(name: str) -> ModelSpec | None:
         cfg = models[name]
@@ -136,32 +131,27 @@ def forecast(
 
     client_cfg = params.get("client") or {}
     client_spec = spec_of(client_cfg["model"]) if client_cfg else None
-    client_t = (
-        load_strategy("client", client_cfg["strategy"], prompts_dir)["answer"]
-        if client_spec
-        else None
-    )
+    client_t = load_strategy("client", client_cfg["strategy"])["answer"] if client_spec else None
     for expert in params.get("experts") or []:
         spec = spec_of(expert["model"])
-        for _ in range(replicates):
-            for case in cases:
-                facts = "\n".join(case.facts)
-                if spec is not None:
-                    _expert_calls(fc, spec, expert["strategy"], case, q, max_turns, prompts_dir)
-                if client_spec is not None and client_t is not None:
-                    for k in range(q):
-                        fc.add(
-                            "client",
-                            client_spec,
-                            _chars(
-                                client_t,
-                                facts=facts,
-                                dialogue=_dialogue(case, k),
-                                question="x" * QUESTION_CHARS,
-                            ),
-                            ANSWER_CHARS,
-                        )
-                _scoring_calls(fc, params, case, q, spec_of, prompts_dir)
+        for case in chosen:
+            facts = "\n".join(case.facts)
+            if spec is not None:
+                _expert_calls(fc, spec, expert["strategy"], case, q, max_turns)
+            if client_spec is not None and client_t is not None:
+                for k in range(q):
+                    fc.add(
+                        "client",
+                        client_spec,
+                        _chars(
+                            client_t,
+                            facts=facts,
+                            dialogue=_dialogue(case, k),
+                            question="x" * QUESTION_CHARS,
+                        ),
+                        ANSWER_CHARS,
+                    )
+            _scoring_calls(fc, params, case, q, spec_of)
     return fc
 
 
@@ -169,12 +159,11 @@ def _expert_calls(
     fc: Forecast,
     spec: ModelSpec,
     strategy: str,
-    case: CaseText,
+    case: Case,
     q: int,
     max_turns: int,
-    prompts_dir: Path | None,
 ) -> None:
-    t = load_strategy("expert", strategy, prompts_dir)
+    t = load_strategy("expert", strategy)
     for k in range(q + 1):
         values = {
             "dialogue": _dialogue(case, k),
@@ -197,16 +186,15 @@ def _expert_calls(
 def _scoring_calls(
     fc: Forecast,
     params: Mapping[str, Any],
-    case: CaseText,
+    case: Case,
     q: int,
     spec_of: Any,
-    prompts_dir: Path | None,
 ) -> None:
     matcher = params.get("matcher")
     if matcher:
         spec = spec_of(matcher["model"])
         if spec is not None and q > 0:
-            t = load_strategy("matcher", "default", prompts_dir)["match"]
+            t = load_strategy("matcher", "default")["match"]
             qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
             facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
             fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
@@ -214,7 +202,7 @@ def _scoring_calls(
     if judge:
         spec = spec_of(judge["model"])
         if spec is not None:
-            t = load_strategy("judge", "default", prompts_dir)["judge"]
+            t = load_strategy("judge", "default")["judge"]
             fc.add(
                 "judge",
                 spec,

@@ -1,4 +1,4 @@
-"""The HTTP library of the LLM client.
+"""The HTTP library under the LLM endpoints (:mod:`lecode.llm.endpoint`).
 
 ``httpx2`` (the maintained successor of ``httpx``, which the ``openai`` package itself depends
 on) when it is installed, else ``httpx``: the same API. Under many concurrent requests

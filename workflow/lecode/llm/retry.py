@@ -63,7 +63,7 @@ class Failure:
 
 
 def classify(exc: BaseException) -> Failure:
-    """Map an exception of the HTTP client (:mod:`lecode.llm.http`; also the ``openai`` SDK's)
+    """Map an exception of the HTTP library (:mod:`lecode.llm.http`; also the ``openai`` SDK's)
     or of our checks of the reply to a failure class."""
     if isinstance(exc, StatusError):
         detail = f"HTTP {exc.status}: {_short(exc.message)}"

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lecode.llm.client import LLMClient
+from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.ledger import UsageLedger
 from lecode.llm.limits import EndpointLimits
@@ -58,7 +58,7 @@ class LLMRuntime:
         self.limits = EndpointLimits()
         self.default_max_turns = 10
         self.job = ""
-        self._clients: dict[str, LLMClient] = {}
+        self._endpoints: dict[str, Endpoint] = {}
 
     @classmethod
     def create(
@@ -133,10 +133,10 @@ class LLMRuntime:
                 spec = replace(spec, identity=f"vllm://{server_cfg['model_path']}")
         return spec
 
-    def client(self, model_name: str, model_cfg: Mapping[str, Any]) -> LLMClient:
-        """The (shared) client of one model entry."""
-        client = self._clients.get(model_name)
-        if client is None:
+    def endpoint(self, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
+        """The (shared) endpoint of one model entry."""
+        endpoint = self._endpoints.get(model_name)
+        if endpoint is None:
             spec = self.spec(model_name, model_cfg)
             resolver = None
             if spec.backend == "vllm":
@@ -146,7 +146,7 @@ class LLMRuntime:
                 def resolver() -> str:
                     return resolve_base_url(server, servers_dir)
 
-            client = LLMClient(
+            endpoint = Endpoint(
                 spec,
                 store=self.store,
                 limits=self.limits,
@@ -156,14 +156,14 @@ class LLMRuntime:
                 resolve_base_url=resolver,
                 environ=self.environ,
             )
-            self._clients[model_name] = client
-        elif client.spec != self.spec(model_name, model_cfg):
+            self._endpoints[model_name] = endpoint
+        elif endpoint.spec != self.spec(model_name, model_cfg):
             raise LLMConfigError(f"models.{model_name}: two different configurations in one job")
-        return client
+        return endpoint
 
     @property
     def network_calls(self) -> int:
-        return sum(c.network_calls for c in self._clients.values())
+        return sum(e.network_calls for e in self._endpoints.values())
 
     def log_summary(self) -> None:
         """Per role and model: calls, cache hits, retries, errors, tokens, cost (job log)."""
@@ -171,16 +171,17 @@ class LLMRuntime:
             LOG.info("usage %s%s", f"[{self.job}] " if self.job else "", line)
 
     async def aclose(self) -> None:
-        """Close the HTTP clients of the running loop, the store and the ledger."""
-        for client in self._clients.values():
-            await client.aclose()
+        """Close the endpoints' HTTP connections of the running loop, the store and the
+        ledger."""
+        for endpoint in self._endpoints.values():
+            await endpoint.aclose()
         self._finish()
 
     def close(self) -> None:
         """Close from synchronous code, e.g. after ``asyncio.run`` returned. HTTP clients
         belong to their (finished) event loops and are simply dropped."""
-        for client in self._clients.values():
-            client.drop_connections()
+        for endpoint in self._endpoints.values():
+            endpoint.drop_connections()
         self._finish()
 
     def _finish(self) -> None:

@@ -1,9 +1,9 @@
 """Keeping API keys out of every message, log line and file.
 
 Keys are read from the environment variable a model entry names (``api_key_env``) and are held
-only by the HTTP client. Everything this package formats from foreign text (exception messages,
-response bodies) passes through :func:`redact` first; :class:`RedactingFilter` does the same for
-log records of the ``lecode`` loggers.
+only by the endpoint's HTTP connection (:mod:`lecode.llm.endpoint`). Everything this package
+formats from foreign text (exception messages, response bodies) passes through :func:`redact`
+first; :class:`RedactingFilter` does the same for log records of the ``lecode`` loggers.
 """
 
 from __future__ import annotations

@@ -140,8 +140,8 @@ def _load(name: str, prompts_dir: Path) -> PromptTemplate:
     return parse_template(name, path, path.read_bytes())
 
 
-def load_template(name: str, prompts_dir: Path | None = None) -> PromptTemplate:
-    return _load(name, (prompts_dir or PROMPTS_DIR).resolve())
+def load_template(name: str) -> PromptTemplate:
+    return _load(name, PROMPTS_DIR.resolve())
 
 
 def strategy_templates(role: str, strategy: str) -> dict[str, str]:
@@ -159,17 +159,14 @@ def strategy_templates(role: str, strategy: str) -> dict[str, str]:
     return names
 
 
-def load_strategy(
-    role: str, strategy: str, prompts_dir: Path | None = None
-) -> dict[str, PromptTemplate]:
+def load_strategy(role: str, strategy: str) -> dict[str, PromptTemplate]:
     return {
-        purpose: load_template(name, prompts_dir)
-        for purpose, name in strategy_templates(role, strategy).items()
+        purpose: load_template(name) for purpose, name in strategy_templates(role, strategy).items()
     }
 
 
-def template_paths(role: str, strategy: str, prompts_dir: Path | None = None) -> list[Path]:
+def template_paths(role: str, strategy: str) -> list[Path]:
     """The template files ``role``/``strategy`` reads, sorted and without duplicates."""
-    base = (prompts_dir or PROMPTS_DIR).resolve()
+    base = PROMPTS_DIR.resolve()
     names = sorted(set(strategy_templates(role, strategy).values()))
     return [base / f"{n}.txt" for n in names]

@@ -6,7 +6,7 @@ One server per model entry (LoRA adapters of that entry are served by the same p
 routes its requests there; ``lecode serve stop`` (Snakefile onsuccess/onerror) ends them.
 
 The command is ``vllm serve`` unless ``LECODE_VLLM_COMMAND`` (or ``command=``) names another
-prefix, e.g. the stand-in server used by tests: ``python -m lecode.llm.mock.standin``.
+prefix, e.g. the stand-in server used by tests: ``python tests/support/vllm_standin.py``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lecode.llm.casedata import CaseText
+from lecode.llm.mock.casedata import CaseText
 from lecode.llm.render import LAWYER_PREFIX
 
 OFF_FACT_QUESTION = "您手里有没有录音、合同原件之类的其他书面证据？"

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from lecode.llm.casedata import CaseText, read_cases
+from lecode.llm.mock.casedata import CaseText, read_cases
 from lecode.llm.mock.faults import FaultConfig
 from lecode.llm.mock.players import Players
 

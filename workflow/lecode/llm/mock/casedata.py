@@ -1,4 +1,5 @@
-"""A minimal reader of case files for the mock server and the cost forecast.
+"""A minimal reader of case files for the mock server (the workflow reads cases with
+:mod:`lecode.dataset`).
 
 Reads both the LeCoDe JSONL schema (``key_fact_dict_hard_version`` with ``原子事实`` /
 ``atomic_facts`` and ``重要性分数`` / ``importance_scores``) and the workflow's normalised case

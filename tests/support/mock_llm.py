@@ -1,4 +1,5 @@
-"""Helpers for tests and benchmarks that drive LLM roles against the mock endpoint."""
+"""Helpers for tests and benchmarks that drive LLM roles against the mock endpoint
+(:mod:`lecode.llm.mock`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,20 @@
 """A stand-in for ``vllm serve`` (tests and CI): accepts vLLM's command line, serves the mock
 endpoint on the given loopback port with the served model name and LoRA names listed by
 ``/v1/models`` (unknown model ids get 404). Cases come from ``LECODE_MOCK_DATA``
-(os.pathsep-separated JSONL paths). ``LECODE_STANDIN_DELAY`` delays start-up (seconds)."""
+(os.pathsep-separated JSONL paths). ``LECODE_STANDIN_DELAY`` delays start-up (seconds).
+
+Run it by path, from any working directory, as the command that replaces ``vllm serve``::
+
+    LECODE_VLLM_COMMAND="python /path/to/repo/tests/support/vllm_standin.py"
+
+It imports only the installed ``lecode`` package (:data:`COMMAND` is that command line for
+this interpreter)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -14,6 +22,8 @@ import time
 from collections.abc import Sequence
 
 from lecode.llm.mock.server import MockServer
+
+COMMAND = shlex.join([sys.executable, os.path.abspath(__file__)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,7 @@
-"""One OpenAI-compatible chat client per model entry: store first, then the endpoint.
+"""One OpenAI-compatible chat endpoint per model entry: store first, then the network.
+
+(This is the HTTP side of the LLM layer. "Client" in this project means the simulated client
+role, the person consulting the lawyer: :mod:`lecode.agents.clients`.)
 
 ``complete`` looks the request up in the response store; on a hit it returns at once (no
 limiter, no network). On a miss it either fails (replay mode) or calls the endpoint under the
@@ -61,8 +64,8 @@ class Completion:
         return call_usage(self)
 
 
-class LLMClient:
-    """Chat completions for one model entry."""
+class Endpoint:
+    """Chat completions for one model entry, through its OpenAI-compatible endpoint."""
 
     def __init__(
         self,
@@ -88,10 +91,11 @@ class LLMClient:
         self._rng = rng or random.Random()
         self.identity = model_identity(spec.name, spec.identity_url, spec.served_model)
         self.partition = partition_name(self.identity)
-        self.endpoint = spec.identity_url
-        limits.declare(self.endpoint, spec.concurrency)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
-        self._clients = weakref.WeakKeyDictionary()
+        # the endpoint's address as far as limits go: a LoRA entry shares its server's
+        self.address = spec.identity_url
+        limits.declare(self.address, spec.concurrency)
+        self._sdks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+        self._sdks = weakref.WeakKeyDictionary()
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
         self.seen_models: set[str] = set()
@@ -212,18 +216,18 @@ class LLMClient:
         corrupt = self.store.describe_corrupt(self.partition, key)
         return (
             f"replay mode: no stored response for {role}/{purpose} request to model "
-            f"{self.spec.name!r} ({self.spec.served_model} at {self.endpoint}), key {key[:16]}; "
+            f"{self.spec.name!r} ({self.spec.served_model} at {self.address}), key {key[:16]}; "
             f"last message begins: {snippet!r}" + (f"; {corrupt}" if corrupt else "")
         )
 
-    async def _client(self) -> openai.AsyncOpenAI:
+    async def _sdk(self) -> openai.AsyncOpenAI:
         """The ``openai`` client of the running event loop, created on first use. Its HTTP
         client is closed inside that loop when the loop shuts down (``asyncio.run`` finalises
         async generators), so no connection outlives its loop. The SDK's own retries are off:
         :mod:`lecode.llm.retry` decides, counts and logs every retry."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        sdk = self._sdks.get(loop)
+        if sdk is None:
             base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
             api_key = self.spec.api_key(self._environ)
             register_secret(api_key)
@@ -235,7 +239,7 @@ class LLMClient:
                 ),
                 follow_redirects=False,
             )
-            client = openai.AsyncOpenAI(
+            sdk = openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=str(base_url).rstrip("/"),
                 max_retries=0,
@@ -243,11 +247,11 @@ class LLMClient:
                 http_client=http,
                 default_headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
             )
-            self._clients[loop] = client
+            self._sdks[loop] = sdk
             guard = _close_at_loop_end(http)
             await guard.__anext__()
             self._guards[loop] = guard
-        return client
+        return sdk
 
     async def _request(
         self,
@@ -258,12 +262,12 @@ class LLMClient:
         key: str,
         headers: Mapping[str, str] | None,
     ) -> tuple[StoredResponse, int]:
-        sem = self.limits.semaphore(self.endpoint)
+        sem = self.limits.semaphore(self.address)
         extra_headers = {"X-Lecode-Role": role, "X-Lecode-Purpose": purpose, **(headers or {})}
         body = {"model": self.spec.served_model, "messages": [dict(m) for m in messages]}
         content = json.dumps({**body, **decoding}, ensure_ascii=False).encode("utf-8")
         retries = 0
-        client = await self._client()
+        sdk = await self._sdk()
         # The body goes out as it is: the chat-completions request of the OpenAI API, sent
         # through the SDK's raw request path (its typed transformation of every message costs
         # more CPU than the rest of the harness, see benchmarks/harness_throughput.py).
@@ -272,7 +276,7 @@ class LLMClient:
             try:
                 async with sem:
                     self.network_calls += 1
-                    reply = await client.post(
+                    reply = await sdk.post(
                         "/chat/completions",
                         cast_to=httpx.Response,
                         content=content,
@@ -328,15 +332,15 @@ class LLMClient:
                 await asyncio.sleep(delay)
 
     def drop_connections(self) -> None:
-        self._clients = weakref.WeakKeyDictionary()
+        self._sdks = weakref.WeakKeyDictionary()
         self._guards = weakref.WeakKeyDictionary()
 
     async def aclose(self) -> None:
-        clients = list(self._clients.values())
+        sdks = list(self._sdks.values())
         self.drop_connections()
-        for client in clients:
-            with contextlib.suppress(Exception):  # a client bound to a finished loop
-                await client.close()
+        for sdk in sdks:
+            with contextlib.suppress(Exception):  # an SDK client bound to a finished loop
+                await sdk.close()
 
 
 async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncIterator[None]:
