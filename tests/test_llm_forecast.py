@@ -75,3 +75,20 @@ def test_mock_server_command_runs_in_a_child_process(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_forecast_of_the_paper_configuration_at_the_real_test_set_size(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    args = ["forecast", "--params", str(repo / "params.yaml")]
+    args += ["--params", str(repo / "configs/paper.yaml"), "--cases", "740", "--json"]
+    assert llm_main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cases"] == 740
+    experts = {r["model"] for r in out["rows"] if r["role"] == "expert"}
+    assert {"gpt-4", "qwen2.5-7b", "deepseek-r1", "chatlaw", "keyfact-e-sft"} <= experts
+    few_and_zero = {r["model"]: r["calls"] for r in out["rows"] if r["role"] == "expert"}
+    # zero-shot and few-shot: (10 questions + advice) x 740 cases each
+    assert few_and_zero["gpt-4"] == 2 * 11 * 740
+    assert {r["role"] for r in out["rows"]} == {"expert", "client", "matcher", "judge"}

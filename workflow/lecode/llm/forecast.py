@@ -179,8 +179,22 @@ def _expert_calls(
         else:
             purpose = "advise" if last and k >= max_turns else "turn"
         fc.add(
-            "expert", spec, _chars(t[purpose], **values), ADVICE_CHARS if last else QUESTION_CHARS
+            "expert",
+            spec,
+            _expert_chars(t, purpose, values),
+            ADVICE_CHARS if last else QUESTION_CHARS,
         )
+
+
+def _expert_chars(t: Mapping[str, PromptTemplate], purpose: str, values: dict[str, Any]) -> int:
+    """Characters of one expert call, rendered as the expert renders it: a turn template
+    with ``[turn]``/``[advise]`` sections (few-shot) serves both purposes with its closing."""
+    turn = t.get("turn")
+    if turn is not None and purpose in ("turn", "advise") and purpose not in t:
+        return _chars(turn, **values, closing=turn.section(purpose, **values))
+    if turn is not None and purpose == "turn" and "${closing}" in turn.user:
+        return _chars(turn, **values, closing=turn.section("turn", **values))
+    return _chars(t[purpose], **values)
 
 
 def _scoring_calls(
