@@ -227,6 +227,16 @@ def test_write_figures_files_and_data(tmp_path: Path) -> None:
     wr = pl.read_csv(tmp_path / "plots" / "complexity_weighted_recall.csv")
     assert wr.columns[:2] == ["bin", "bin_lo"]
     assert (tmp_path / "plots" / "complexity.json").is_file()
+    by_charge = pl.read_csv(tmp_path / "plots" / "figure3a_facts_by_charge.csv")
+    assert by_charge["rank"].to_list() == list(range(1, by_charge.height + 1))
+    assert by_charge["mean_facts"].min() > 0 and by_charge["mean_fact_words"].min() > 0
+    assert [p.name for p in written["figure3_data"]] == [
+        "figure3a_facts_by_charge.csv",
+        "figure3b_words_by_speaker.csv",
+    ]
+    # demo: the expert with most strategies is gpt-4 (zero- and few-shot), no SFT rows
+    strategies = pl.read_csv(tmp_path / "plots" / "figure7_strategies.csv")
+    assert strategies["system"].unique(maintain_order=True).to_list() == ["GPT-4", "GPT-4 FS"]
 
 
 def test_figures_are_byte_identical(tmp_path: Path) -> None:
@@ -245,9 +255,14 @@ def test_build_figures_strategy_labels() -> None:
     )
     assert set(figs) == {"figure5", "figure6", "figure7"}
     assert "figure3" not in figs and "recall_by_turn" not in figs
-    assert {"complexity", "means"} == set(data)
+    assert {"complexity", "means", "strategies"} == set(data)
     axes = figs["figure7"].axes
-    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["Qwen2.5-7B", "GPT-4"]
+    legend = axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["Qwen2.5-7B", "GPT-4"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["WR", "AT↓", "BS", "OA"]
+    strategies = data["strategies"]
+    assert set(strategies["base"].to_list()) == {"Qwen2.5-7B"}  # the first label is the base
+    assert strategies.filter(pl.col("system") == "Qwen2.5-7B")["change_pct"].null_count() == 4
 
 
 def test_placeholders_keep_the_output_set_fixed(tmp_path: Path) -> None:
@@ -266,7 +281,10 @@ def test_placeholders_keep_the_output_set_fixed(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "plots" / "recall_by_turn.json").read_text()) == []
     assert (tmp_path / "plots" / "complexity_overall.csv").read_text().startswith("bin,bin_lo,")
     assert "recall_by_turn" in written and "figure3" in written
+    assert (tmp_path / "plots" / "figure3a_facts_by_charge.csv").read_text().startswith("rank,")
+    assert "figure7_data" in written
     bare = write_figures(
         tmp_path / "bare", placeholders=False, scores=demo.scores, systems=demo.systems
     )
     assert "figure3" not in bare and "recall_by_turn_data" not in bare
+    assert "figure3_data" not in bare and "figure7_data" in bare

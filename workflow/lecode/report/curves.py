@@ -3,7 +3,14 @@
 * :func:`recall_by_turn` cumulative share of facts elicited after question k, per system;
 * :func:`complexity_curve` metrics by number of key facts (paper Figure 5), per system;
 * :func:`system_means` plain means per system and metric on the display scale;
-* :func:`dataset_frame` one row per case with what Figure 3 draws.
+* :func:`dataset_frame` one row per case with what Figure 3 draws;
+* :func:`facts_by_charge` Figure 3a: key facts per dialogue and key-fact length by charge type;
+* :func:`words_by_speaker` Figure 3b: words per dialogue spoken by client and lawyer;
+* :func:`strategy_changes` Figure 7: metrics of strategies and their change over a base row.
+
+Words are jieba words (:func:`lecode.text.tokenize` without punctuation tokens), the unit the
+paper counts in (Figure 3b's word counts; ROUGE-L "after Chinese word segmentation using jieba"),
+not characters.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import polars as pl
 from lecode.records import Case, Matches
 from lecode.report.results import split_scores
 from lecode.report.spec import METRIC_BY_KEY, Metric, System
+from lecode.text import tokenize
 
 #: Default bins of the number of key facts: [lo, next lo), the last open-ended.
 FACT_BINS: tuple[int, ...] = (1, 6, 8, 10, 12, 15)
@@ -179,12 +187,23 @@ def recall_by_turn(
 UNKNOWN_TYPE = "未标注"
 
 
+def word_count(text: str) -> int:
+    """Number of jieba words in ``text``: :func:`lecode.text.tokenize` tokens, punctuation and
+    whitespace left out (``"我被打了，很疼。"``: 我/被/打/了/很/疼, 6 words, 8 characters)."""
+    return len(tokenize(text, punctuation=False))
+
+
 def dataset_frame(cases: Iterable[Case], split: str = "") -> pl.DataFrame:
-    """One row per case: primary case type, charges, facts, utterances, characters by speaker."""
+    """One row per case: primary case type (the domain), charges, facts, utterances, and the
+    words (jieba, :func:`word_count`) and characters spoken by each speaker.
+
+    ``fact_words`` holds the jieba word count of each key fact, in the case's order.
+    """
     rows = []
     for c in cases:
-        client = sum(len(u.text) for u in c.dialogue if u.speaker == "client")
-        lawyer = sum(len(u.text) for u in c.dialogue if u.speaker == "lawyer")
+        by_speaker: dict[str, list[str]] = {"client": [], "lawyer": []}
+        for u in c.dialogue:
+            by_speaker.setdefault(u.speaker, []).append(u.text)
         rows.append(
             {
                 "case_id": c.id,
@@ -192,9 +211,12 @@ def dataset_frame(cases: Iterable[Case], split: str = "") -> pl.DataFrame:
                 "case_type": c.case_type[0] if c.case_type else UNKNOWN_TYPE,
                 "charges": list(c.charge_type),
                 "n_facts": c.n_facts,
+                "fact_words": [word_count(f) for f in c.facts],
                 "utterances": len(c.dialogue),
-                "client_chars": client,
-                "lawyer_chars": lawyer,
+                "client_words": sum(word_count(t) for t in by_speaker["client"]),
+                "lawyer_words": sum(word_count(t) for t in by_speaker["lawyer"]),
+                "client_chars": sum(len(t) for t in by_speaker["client"]),
+                "lawyer_chars": sum(len(t) for t in by_speaker["lawyer"]),
             }
         )
     schema = pl.Schema(
@@ -204,12 +226,175 @@ def dataset_frame(cases: Iterable[Case], split: str = "") -> pl.DataFrame:
             "case_type": pl.String(),
             "charges": pl.List(pl.String()),
             "n_facts": pl.Int64(),
+            "fact_words": pl.List(pl.Int64()),
             "utterances": pl.Int64(),
+            "client_words": pl.Int64(),
+            "lawyer_words": pl.Int64(),
             "client_chars": pl.Int64(),
             "lawyer_chars": pl.Int64(),
         }
     )
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+FACTS_BY_CHARGE_SCHEMA = pl.Schema(
+    {
+        "rank": pl.Int64(),
+        "charge": pl.String(),
+        "case_type": pl.String(),
+        "dialogues": pl.Int64(),
+        "facts": pl.Int64(),
+        "mean_facts": pl.Float64(),
+        "fact_words": pl.Int64(),
+        "mean_fact_words": pl.Float64(),
+    }
+)
+
+
+def facts_by_charge(cases: pl.DataFrame) -> pl.DataFrame:
+    """Figure 3a's numbers: atomic key facts per dialogue, by charge type (paper Section 3.3,
+    "the average number of key facts per dialogue across common consultation scenarios").
+
+    One row per charge type of :func:`dataset_frame` rows, most consulted first (ties by name),
+    with ``rank`` (1 = most dialogues); ``case_type`` is the domain most of its dialogues have.
+    ``dialogues`` counts the dialogues naming the charge (one naming two charges counts for
+    both; one naming none is left out), ``facts`` their key facts, ``mean_facts`` =
+    ``facts / dialogues``. ``fact_words`` is the jieba words of those facts together and
+    ``mean_fact_words`` the mean length of one key fact in jieba words (null when the rows have
+    no ``fact_words`` column).
+    """
+    if cases.height == 0 or "charges" not in cases.columns:
+        return pl.DataFrame(schema=FACTS_BY_CHARGE_SCHEMA)
+    has_words = "fact_words" in cases.columns
+    words = (
+        pl.col("fact_words").list.sum().fill_null(0).cast(pl.Int64)
+        if has_words
+        else pl.lit(None, dtype=pl.Int64)
+    )
+    per_case = cases.select("case_type", "charges", "n_facts", words.alias("words")).explode(
+        "charges"
+    )
+    per_case = per_case.drop_nulls("charges").filter(pl.col("charges") != "")
+    out = (
+        per_case.group_by("charges")
+        .agg(
+            pl.col("case_type").mode().sort().first(),
+            pl.len().cast(pl.Int64).alias("dialogues"),
+            pl.col("n_facts").sum().cast(pl.Int64).alias("facts"),
+            (pl.col("words").sum() if has_words else pl.lit(None, dtype=pl.Int64))
+            .cast(pl.Int64)
+            .alias("fact_words"),
+        )
+        .rename({"charges": "charge"})
+        .with_columns(
+            (pl.col("facts") / pl.col("dialogues")).alias("mean_facts"),
+            pl.when(pl.col("facts") > 0)
+            .then(pl.col("fact_words") / pl.col("facts"))
+            .otherwise(None)
+            .cast(pl.Float64)
+            .alias("mean_fact_words"),
+        )
+        .sort(["dialogues", "charge"], descending=[True, False])
+        .with_row_index("rank", offset=1)
+        .with_columns(pl.col("rank").cast(pl.Int64))
+    )
+    return out.select(list(FACTS_BY_CHARGE_SCHEMA)).cast(FACTS_BY_CHARGE_SCHEMA)
+
+
+WORDS_BY_SPEAKER_SCHEMA = pl.Schema(
+    {
+        "speaker": pl.String(),
+        "unit": pl.String(),
+        "dialogues": pl.Int64(),
+        "mean": pl.Float64(),
+        "median": pl.Float64(),
+        "total": pl.Int64(),
+    }
+)
+
+
+def words_by_speaker(cases: pl.DataFrame) -> pl.DataFrame:
+    """Figure 3b's numbers: words per dialogue spoken by the client and by the lawyer.
+
+    ``unit`` is ``jieba words`` from the ``*_words`` columns of :func:`dataset_frame`, or
+    ``characters`` for rows that carry only ``*_chars`` columns.
+    """
+    unit = "jieba words" if "client_words" in cases.columns else "characters"
+    suffix = "words" if unit == "jieba words" else "chars"
+    rows = []
+    if cases.height:
+        for speaker in ("client", "lawyer"):
+            col = cases[f"{speaker}_{suffix}"].cast(pl.Int64)
+            rows.append(
+                {
+                    "speaker": speaker,
+                    "unit": unit,
+                    "dialogues": col.len(),
+                    "mean": float(col.mean()),  # type: ignore[arg-type]
+                    "median": float(col.median()),  # type: ignore[arg-type]
+                    "total": int(col.sum()),
+                }
+            )
+    return pl.DataFrame(rows, schema=WORDS_BY_SPEAKER_SCHEMA, orient="row")
+
+
+STRATEGY_SCHEMA = pl.Schema(
+    {
+        "system": pl.String(),
+        "metric": pl.String(),
+        "header": pl.String(),
+        "value": pl.Float64(),
+        "n": pl.Int64(),
+        "base": pl.String(),
+        "base_value": pl.Float64(),
+        "change_pct": pl.Float64(),
+    }
+)
+
+
+def strategy_changes(
+    means: pl.DataFrame,
+    order: Sequence[str],
+    metrics: Sequence[str],
+    base: str | None = None,
+) -> pl.DataFrame:
+    """Figure 7's numbers: each system's mean (display scale) and its change over ``base``.
+
+    ``means`` as from :func:`system_means`; rows for the systems of ``order`` (in that order)
+    and the ``metrics`` that have a value for at least one of them. ``base`` is the reference
+    row's label (default: the first of ``order``). ``change_pct`` = ``100 * (value -
+    base_value) / |base_value|``, signed as measured (a negative AT change means fewer turns,
+    the paper's "reducing dialogue turns by 51.5%"); null for the base row itself, where either
+    value is missing, or where ``base_value`` is 0.
+    """
+    ref = base if base is not None else (order[0] if order else None)
+    present = means.drop_nulls("value").filter(pl.col("system").is_in(list(order)))
+    keys = [k for k in metrics if k in set(present["metric"].to_list())]
+    values = {
+        (s, k): (v, n)
+        for s, k, v, n in present.select("system", "metric", "value", "n").iter_rows()
+    }
+    rows = []
+    for key in keys:
+        base_value = values.get((ref, key), (None, 0))[0] if ref is not None else None
+        for system in order:
+            value, n = values.get((system, key), (None, 0))
+            change = None
+            if system != ref and value is not None and base_value:
+                change = 100.0 * (value - base_value) / abs(base_value)
+            rows.append(
+                {
+                    "system": system,
+                    "metric": key,
+                    "header": METRIC_BY_KEY[key].display_header,
+                    "value": value,
+                    "n": n,
+                    "base": ref,
+                    "base_value": base_value,
+                    "change_pct": change,
+                }
+            )
+    return pl.DataFrame(rows, schema=STRATEGY_SCHEMA, orient="row")
 
 
 def wide(frame: pl.DataFrame, index: str, value: str, order: Sequence[str]) -> pl.DataFrame:

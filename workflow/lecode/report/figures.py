@@ -1,9 +1,11 @@
 """The paper's figures with matplotlib (Agg, no pyplot state): PNG and PDF.
 
-* :func:`figure3` dataset distribution (case types, top charges, facts, utterances, characters);
+* :func:`figure3` dataset distribution: (a) key facts per dialogue by charge type, fact length
+  in jieba words, (b) words per dialogue by speaker, (c) turns by domain, (d) domains, charges;
 * :func:`figure5` number of key facts vs WR, AT, BS, OA, one line per system;
 * :func:`figure6` radar over the main metrics;
-* :func:`figure7` several strategies on one base model;
+* :func:`figure7` strategies of one base model (zero-shot, few-shot, SFT variants): grouped bars
+  per metric with the relative change over the base zero-shot row;
 * :func:`figure_recall_by_turn` cumulative facts elicited after question k.
 
 Each builder takes frames (see :mod:`lecode.report.curves`) and returns a ``Figure``, or
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,30 +41,50 @@ from lecode.records import Case, Matches
 from lecode.report.curves import (
     COMPLEXITY_METRICS,
     FACT_BINS,
+    FACTS_BY_CHARGE_SCHEMA,
+    STRATEGY_SCHEMA,
+    WORDS_BY_SPEAKER_SCHEMA,
     complexity_curve,
     dataset_frame,
+    facts_by_charge,
     recall_by_turn,
+    strategy_changes,
     system_means,
     wide,
+    words_by_speaker,
 )
 from lecode.report.fonts import cjk_fonts
 from lecode.report.spec import (
+    FEW_SHOT,
     METRIC_BY_KEY,
     METRICS,
+    ZERO_SHOT,
     System,
     coerce_systems,
 )
+
+log = logging.getLogger(__name__)
 
 FIGURE_NAMES: tuple[str, ...] = ("figure3", "figure5", "figure6", "figure7", "recall_by_turn")
 FIGURE_CAPTIONS: dict[str, str] = {
     "figure3": "Dataset distribution (paper Figure 3)",
     "figure5": "Case complexity: metrics by number of key facts (paper Figure 5)",
     "figure6": "Main metrics per system (paper Figure 6)",
-    "figure7": "Strategies on one base model (paper Figure 7)",
+    "figure7": "Strategies of one base model, change over its zero-shot row (paper Figure 7)",
     "recall_by_turn": "Cumulative facts elicited after k clarifying questions",
 }
 RADAR_METRICS: tuple[str, ...] = tuple(m.key for m in METRICS if m.key != "turns")
 STRATEGY_METRICS: tuple[str, ...] = ("weighted_recall", "turns", "bertscore_f1", "overall")
+#: A system whose label ends with this is an SFT variant (a LoRA adapter) of the Figure 7 base.
+SFT_SUFFIX = "SFT"
+#: Data files of :func:`write_figures` under the plots folder, besides the curve data.
+FIGURE3A_DATA = "figure3a_facts_by_charge.csv"
+FIGURE3B_DATA = "figure3b_words_by_speaker.csv"
+FIGURE7_DATA = "figure7_strategies.csv"
+STRATEGY_7_SCHEMA = pl.Schema(
+    [("system", pl.String()), ("expert", pl.String()), ("strategy", pl.String())]
+    + [(k, v) for k, v in STRATEGY_SCHEMA.items() if k != "system"]
+)
 SAVE_META = {
     "png": {"Software": None},
     "pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
@@ -112,84 +135,109 @@ def _empty(ax: Axes, text: str = "no data") -> None:
 
 
 def figure3(cases: pl.DataFrame, *, top_charges: int = 10) -> Figure | None:
-    """Dataset distribution from :func:`lecode.report.curves.dataset_frame` rows."""
+    """Dataset distribution (paper Figure 3) from :func:`lecode.report.curves.dataset_frame` rows.
+
+    * (a) mean number of atomic key facts per dialogue for the ``top_charges`` most consulted
+      charge types (the paper's "average number of key facts per dialogue across common
+      consultation scenarios"), bars coloured by domain (case type) and labelled with the mean
+      and the number of dialogues; numbers from :func:`lecode.report.curves.facts_by_charge`
+      (a dialogue naming two charges counts for both);
+    * (a') mean length of one key fact for the same charge types, in jieba words;
+    * (b) words per dialogue spoken by the client and by the lawyer (box plot, means marked);
+    * (c) turns (utterances) per dialogue by domain;
+    * (d) dialogues by domain and (d') the ``top_charges`` most consulted charge types.
+
+    Words are counted as the paper counts them, in jieba words: :func:`lecode.text.tokenize`
+    tokens with punctuation and whitespace left out (:func:`lecode.report.curves.word_count`),
+    not characters. Rows that carry only ``client_chars``/``lawyer_chars`` (no ``*_words``) are
+    drawn in characters, and the axis says so.
+    """
     if cases.height == 0:
         return None
-    fig = Figure(figsize=(15, 9), layout="constrained")
+    fig = Figure(figsize=(16, 9.5), layout="constrained")
     axes = fig.subplots(2, 3)
     types = cases.group_by("case_type").len().sort(["len", "case_type"], descending=[True, False])
     type_order = types["case_type"].to_list()
     color = dict(zip(type_order, _colors(len(type_order)), strict=True))
+    charges = facts_by_charge(cases).head(top_charges)
+    names = charges["charge"].to_list()[::-1]  # most consulted on top
+    bar_colors = [color.get(t, "grey") for t in charges["case_type"].to_list()[::-1]]
+
+    def domain_legend(ax: Axes, shown: Sequence[str]) -> None:
+        patches = [(mpl.patches.Patch(color=color[t]), t) for t in type_order if t in set(shown)]
+        _legend(ax, patches, fontsize=8, title=mpl_text("domain"), loc="best")
 
     ax = axes[0][0]
-    ax.bar(range(len(type_order)), types["len"].to_list(), color=[color[t] for t in type_order])
-    ax.set_xticks(range(len(type_order)), mpl_texts(type_order))
-    ax.set_title(mpl_text("(a) Consultations by case type"))
-    ax.set_ylabel(mpl_text("consultations"))
-
-    ax = axes[0][1]
-    charges = (
-        cases.select("case_type", "charges")
-        .explode("charges")
-        .drop_nulls("charges")
-        .group_by("charges")
-        .agg(pl.len(), pl.col("case_type").mode().sort().first())
-        .sort(["len", "charges"], descending=[True, False])
-        .head(top_charges)
-    )
     if charges.height:
-        names = charges["charges"].to_list()[::-1]
-        ax.barh(
-            range(len(names)),
-            charges["len"].to_list()[::-1],
-            color=[color[t] for t in charges["case_type"].to_list()[::-1]],
+        means = charges["mean_facts"].to_list()[::-1]
+        counts = charges["dialogues"].to_list()[::-1]
+        bars = ax.barh(range(len(names)), means, color=bar_colors)
+        ax.bar_label(
+            bars,
+            labels=[f"{m:.2f} (n={n})" for m, n in zip(means, counts, strict=True)],
+            fontsize=8,
+            padding=2,
         )
         ax.set_yticks(range(len(names)), mpl_texts(names))
-        ax.set_xlabel(mpl_text("consultations"))
+        ax.set_xlim(0, max(means) * 1.6 if max(means) > 0 else 1)
+        domain_legend(ax, charges["case_type"].to_list())
     else:
-        _empty(ax)
-    ax.set_title(mpl_text(f"(b) Top {charges.height} charges / disputes"))
+        _empty(ax, "no charge types annotated")
+    ax.set_xlabel(mpl_text("mean atomic key facts per dialogue"))
+    ax.set_title(mpl_text("(a) Key facts per dialogue by charge type"))
 
-    def by_type_box(ax: Axes, column: str, title: str, ylabel: str) -> None:
-        data = [cases.filter(pl.col("case_type") == t)[column].to_list() for t in type_order]
-        ax.boxplot(data, tick_labels=mpl_texts(type_order), showmeans=True)
-        means = [float(np.mean(d)) for d in data]
-        for i, m in enumerate(means, start=1):
-            ax.annotate(f"{m:.1f}", (i, m), textcoords="offset points", xytext=(8, 0), fontsize=8)
-        ax.set_title(mpl_text(title))
-        ax.set_ylabel(mpl_text(ylabel))
+    ax = axes[0][1]
+    lengths = charges["mean_fact_words"].to_list()[::-1] if charges.height else []
+    if lengths and all(v is not None for v in lengths):
+        bars = ax.barh(range(len(names)), lengths, color=bar_colors)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8, padding=2)
+        ax.set_yticks(range(len(names)), mpl_texts(names))
+        ax.set_xlim(0, max(lengths) * 1.2 if max(lengths) > 0 else 1)
+    else:
+        _empty(ax, "no key-fact word counts")
+    ax.set_xlabel(mpl_text("mean jieba words per key fact"))
+    ax.set_title(mpl_text("(a') Key-fact length by charge type"))
 
-    by_type_box(axes[0][2], "n_facts", "(c) Key facts per consultation", "key facts")
-    by_type_box(axes[1][0], "utterances", "(d) Utterances per consultation", "utterances")
+    ax = axes[0][2]
+    in_words = "client_words" in cases.columns
+    unit = "jieba words" if in_words else "characters"
+    suffix = "words" if in_words else "chars"
+    client = cases[f"client_{suffix}"].to_list()
+    lawyer = cases[f"lawyer_{suffix}"].to_list()
+    ax.boxplot([client, lawyer], tick_labels=mpl_texts(["client", "lawyer"]), showmeans=True)
+    for i, d in enumerate([client, lawyer], start=1):
+        m = float(np.mean(d))
+        ax.annotate(f"{m:.0f}", (i, m), textcoords="offset points", xytext=(8, 0), fontsize=8)
+    ax.set_ylabel(mpl_text(f"{unit} per dialogue"))
+    ax.set_title(mpl_text(f"(b) {unit.capitalize()} spoken per dialogue"))
+
+    ax = axes[1][0]
+    data = [cases.filter(pl.col("case_type") == t)["utterances"].to_list() for t in type_order]
+    ax.boxplot(data, tick_labels=mpl_texts(type_order), showmeans=True)
+    for i, d in enumerate(data, start=1):
+        m = float(np.mean(d))
+        ax.annotate(f"{m:.1f}", (i, m), textcoords="offset points", xytext=(8, 0), fontsize=8)
+    ax.set_ylabel(mpl_text("turns (utterances) per dialogue"))
+    ax.set_title(mpl_text("(c) Turns per dialogue by domain"))
 
     ax = axes[1][1]
-    client = cases["client_chars"].to_list()
-    lawyer = cases["lawyer_chars"].to_list()
-    ax.boxplot(
-        [client, lawyer], tick_labels=mpl_texts(["client 用户", "lawyer 律师"]), showmeans=True
+    bars = ax.bar(
+        range(len(type_order)), types["len"].to_list(), color=[color[t] for t in type_order]
     )
-    ax.set_title(mpl_text("(e) Characters spoken per consultation"))
-    ax.set_ylabel(mpl_text("characters"))
+    ax.bar_label(bars, fontsize=8)
+    ax.set_xticks(range(len(type_order)), mpl_texts(type_order))
+    ax.set_ylabel(mpl_text("dialogues"))
+    ax.set_title(mpl_text("(d) Dialogues by domain"))
 
     ax = axes[1][2]
-    entries: list[tuple[Artist, str]] = []
-    for t in type_order:
-        part = cases.filter(pl.col("case_type") == t)
-        dots = ax.scatter(
-            part["client_chars"],
-            part["lawyer_chars"],
-            s=10,
-            alpha=0.6,
-            color=color[t],
-            label=mpl_text(t),
-        )
-        entries.append((dots, t))
-    top = max([*client, *lawyer, 1])
-    ax.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle="--")
-    ax.set_xlabel(mpl_text("client characters"))
-    ax.set_ylabel(mpl_text("lawyer characters"))
-    ax.set_title(mpl_text("(f) Client vs lawyer characters"))
-    _legend(ax, entries, fontsize=8)
+    if charges.height:
+        bars = ax.barh(range(len(names)), charges["dialogues"].to_list()[::-1], color=bar_colors)
+        ax.bar_label(bars, fontsize=8, padding=2)
+        ax.set_yticks(range(len(names)), mpl_texts(names))
+    else:
+        _empty(ax, "no charge types annotated")
+    ax.set_xlabel(mpl_text("dialogues"))
+    ax.set_title(mpl_text(f"(d') Top {charges.height} charge types"))
     return fig
 
 
@@ -265,34 +313,101 @@ def figure6(means: pl.DataFrame, order: Sequence[str]) -> Figure | None:
 # --------------------------------------------------------------------------- Figure 7
 
 
-def default_strategy_systems(systems: Sequence[System]) -> list[System]:
-    """Systems of the expert with the most strategies (first such expert), in order."""
-    counts: dict[str, int] = {}
+def is_sft(system: System) -> bool:
+    """True for an SFT variant: a system whose label ends with :data:`SFT_SUFFIX`."""
+    return system.label.rstrip().endswith(SFT_SUFFIX)
+
+
+def default_strategy_base(systems: Sequence[System]) -> str | None:
+    """The expert with the most strategies among ``systems`` (the first such one), or None."""
+    counts: dict[str, set[str]] = {}
     for s in systems:
-        counts[s.expert] = counts.get(s.expert, 0) + 1
+        counts.setdefault(s.expert, set()).add(s.strategy)
     if not counts:
-        return []
-    best = max(counts.values())
-    expert = next(s.expert for s in systems if counts[s.expert] == best)
-    return [s for s in systems if s.expert == expert]
-
-
-def figure7(means: pl.DataFrame, order: Sequence[str], title: str = "") -> Figure | None:
-    """Bars per metric (WR, AT, BS, OA) for the systems in ``order``."""
-    present = means.drop_nulls("value").filter(pl.col("system").is_in(list(order)))
-    keys = [k for k in STRATEGY_METRICS if k in set(present["metric"].to_list())]
-    if not keys or len(order) < 2:
         return None
-    fig = Figure(figsize=(3.6 * len(keys), 4.0), layout="constrained")
-    axes = fig.subplots(1, len(keys), squeeze=False)[0]
+    best = max(len(v) for v in counts.values())
+    return next(s.expert for s in systems if len(counts[s.expert]) == best)
+
+
+def strategy_systems(systems: Sequence[System], base: str | None = None) -> list[System]:
+    """Figure 7's rows: the base model's zero-shot row, its few-shot row, then its SFT variants.
+
+    ``base`` names the base model's expert (default :func:`default_strategy_base`). The systems
+    carry no link from an SFT adapter to its base model, so every system whose label ends with
+    ``SFT`` (:func:`is_sft`) counts as an SFT variant of the base, in the given order. Other
+    strategies of the base (e.g. MediQ) are not part of the comparison. Raises ``ValueError``
+    when ``base`` names no expert of ``systems``.
+    """
+    if base is None:
+        base = default_strategy_base(systems)
+        if base is None:
+            return []
+    elif not any(s.expert == base for s in systems):
+        known = sorted({s.expert for s in systems})
+        raise ValueError(f"strategy_base {base!r} is none of the experts {known}")
+    rows = [
+        s
+        for strategy in (ZERO_SHOT, FEW_SHOT)
+        for s in systems
+        if s.expert == base and s.strategy == strategy
+    ]
+    rows += [s for s in systems if is_sft(s) and s not in rows]
+    return rows
+
+
+def default_strategy_systems(systems: Sequence[System]) -> list[System]:
+    """:func:`strategy_systems` of the default base model."""
+    return strategy_systems(systems)
+
+
+def figure7(
+    means: pl.DataFrame, order: Sequence[str], title: str = "", *, base: str | None = None
+) -> Figure | None:
+    """Grouped bars per metric (WR, AT, BS, OA, as in the paper) for the systems of ``order``.
+
+    One group of bars per metric, one bar per system (the legend names them); each bar is
+    annotated with its value and its relative change in % over the ``base`` row (default: the
+    first of ``order``, the base model's zero-shot row), the base bar with its value. Numbers from
+    :func:`lecode.report.curves.strategy_changes`; values on the display scale (WR, BS in %, OA
+    x10, AT in turns). The change is signed as measured: a negative AT change means fewer turns.
+    """
+    data = strategy_changes(means, order, STRATEGY_METRICS, base)
+    if data.height == 0 or len(order) < 2:
+        return None
+    ref = data["base"][0]
+    keys = list(dict.fromkeys(data["metric"].to_list()))
+    width_in = max(7.0, 0.45 * len(keys) * len(order) + 3.0)
+    fig = Figure(figsize=(width_in, 4.8), layout="constrained")
+    ax = fig.subplots()
     colors = _colors(len(order))
-    for ax, key in zip(axes, keys, strict=True):
-        vals = dict(present.filter(pl.col("metric") == key).select("system", "value").iter_rows())
-        ys = [float(vals.get(s, float("nan"))) for s in order]
-        bars = ax.bar(range(len(order)), ys, color=colors)
-        ax.bar_label(bars, fmt="%.1f", fontsize=8)
-        ax.set_xticks(range(len(order)), mpl_texts(order), rotation=30, ha="right")
-        ax.set_title(_header(key))
+    width = 0.8 / len(order)
+    entries: list[tuple[Artist, str]] = []
+    top = 0.0
+    for i, system in enumerate(order):
+        part = data.filter(pl.col("system") == system)
+        vals = {k: (v, c) for k, v, c in part.select("metric", "value", "change_pct").iter_rows()}
+        xs = [j + (i - (len(order) - 1) / 2) * width for j in range(len(keys))]
+        ys = [vals[k][0] if vals[k][0] is not None else float("nan") for k in keys]
+        bars = ax.bar(xs, ys, width=width, color=colors[i])
+        labels = []
+        for k in keys:
+            value, change = vals[k]
+            if value is None:
+                labels.append("")
+            elif system == ref or change is None:
+                labels.append(f"{value:.1f}")
+            else:
+                labels.append(f"{value:.1f} ({change:+.1f}%)")
+        ax.bar_label(bars, labels=labels, fontsize=7, rotation=90, padding=2)
+        top = max([top, *[y for y in ys if not math.isnan(y)]])
+        entries.append((bars.patches[0], system))
+    ax.set_xticks(range(len(keys)), [_header(k) for k in keys])
+    ax.set_ylim(0, top * 1.3 if top > 0 else 1)
+    ax.set_ylabel(mpl_text("score (display scale); AT in turns"))
+    ax.grid(axis="y", alpha=0.3)
+    _legend(ax, entries, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    caption = f"bar labels: value (change over {ref} in %)"
+    ax.set_title(mpl_text(caption), fontsize=9)
     if title:
         fig.suptitle(mpl_text(title))
     return fig
@@ -373,11 +488,18 @@ def build_figures(
     test_cases: Iterable[Case] | None = None,
     matches: Iterable[Matches] | None = None,
     strategy_labels: Sequence[str] | None = None,
+    strategy_base: str | None = None,
     fact_bins: Sequence[int] | None = FACT_BINS,
     max_turns: int | None = None,
     require_cjk_font: bool = False,
 ) -> tuple[dict[str, Figure], dict[str, pl.DataFrame]]:
-    """All figures that the inputs allow, and the frames behind them (by name)."""
+    """All figures that the inputs allow, and the frames behind them (by name).
+
+    Figure 7 compares the rows of :func:`strategy_systems` for ``strategy_base`` (the base
+    model's expert name; default: the expert with the most strategies), relative to the base's
+    zero-shot row; ``strategy_labels`` instead names the rows by label, the first being the
+    reference unless the base's zero-shot row is among them.
+    """
     sys_list = coerce_systems(systems)
     order = [s.label for s in sys_list]
     figs: dict[str, Figure | None] = {}
@@ -391,6 +513,8 @@ def build_figures(
                     dataset_frame(test_list or [], "test"),
                 ]
             )
+            data["facts_by_charge"] = facts_by_charge(ds)
+            data["words_by_speaker"] = words_by_speaker(ds)
             figs["figure3"] = figure3(ds)
         if scores is not None and sys_list:
             curve = complexity_curve(scores, sys_list, bins=fact_bins)
@@ -399,20 +523,57 @@ def build_figures(
             means = system_means(scores, sys_list, [*METRICS])
             data["means"] = means
             figs["figure6"] = figure6(means, order)
-            if strategy_labels is not None:
-                chosen = [s for s in sys_list if s.label in set(strategy_labels)]
-                chosen.sort(key=lambda s: list(strategy_labels).index(s.label))
-            else:
-                chosen = default_strategy_systems(sys_list)
-            base = chosen[0].expert if chosen else ""
+            chosen, ref = _strategy_rows(sys_list, strategy_labels, strategy_base)
+            labels = [s.label for s in chosen]
+            by_label = {s.label: s for s in chosen}
+            changes = strategy_changes(
+                means, labels, STRATEGY_METRICS, ref.label if ref is not None else None
+            )
+            data["strategies"] = changes.select(
+                "system",
+                pl.col("system")
+                .replace_strict({k: v.expert for k, v in by_label.items()}, default=None)
+                .alias("expert"),
+                pl.col("system")
+                .replace_strict({k: v.strategy for k, v in by_label.items()}, default=None)
+                .alias("strategy"),
+                pl.exclude("system"),
+            )
+            title = f"Strategies of {ref.label}" if ref is not None else ""
             figs["figure7"] = figure7(
-                means, [s.label for s in chosen], title=f"Strategies on {base}" if base else ""
+                means, labels, title=title, base=ref.label if ref is not None else None
             )
         if matches is not None and sys_list:
             rbt = recall_by_turn(matches, sys_list, cases=test_list, max_turns=max_turns)
             data["recall_by_turn"] = rbt
             figs["recall_by_turn"] = figure_recall_by_turn(rbt, order)
     return {k: v for k, v in figs.items() if v is not None}, data
+
+
+def _strategy_rows(
+    systems: Sequence[System], labels: Sequence[str] | None, base: str | None
+) -> tuple[list[System], System | None]:
+    """Figure 7's rows and its reference row (see :func:`build_figures`)."""
+    if labels is not None:
+        rank = {label: i for i, label in enumerate(labels)}
+        chosen = sorted((s for s in systems if s.label in rank), key=lambda s: rank[s.label])
+    else:
+        if base is None:
+            base = default_strategy_base(systems)
+            others = sorted({s.expert for s in systems if is_sft(s) and s.expert != base})
+            if others:
+                log.warning(
+                    "figure 7: base model %r chosen by default (most strategies); the SFT rows "
+                    "of %s are drawn as its variants - name the base with strategy_base",
+                    base,
+                    others,
+                )
+        chosen = strategy_systems(systems, base)
+    zero = [s for s in chosen if s.expert == base and s.strategy == ZERO_SHOT]
+    ref = zero[0] if zero else (chosen[0] if chosen else None)
+    if ref is not None and chosen[0] != ref:
+        chosen = [ref, *[s for s in chosen if s != ref]]
+    return chosen, ref
 
 
 def placeholder_figure(name: str, reason: str = "no data") -> Figure:
@@ -439,6 +600,7 @@ def write_figures(
     plots_dir: str | Path | None = None,
     figures_dir: str | Path | None = None,
     placeholders: bool = True,
+    strategy_base: str | None = None,
     **inputs: Any,
 ) -> dict[str, list[Path]]:
     """Figures to ``<out>/figures/<name>.{png,pdf}``; curve data to ``<out>/plots/``.
@@ -448,12 +610,19 @@ def write_figures(
     lacks its inputs as a "no data" placeholder and a data file as its header only, so that a
     workflow can declare a fixed set of outputs. ``inputs`` are those of :func:`build_figures`.
 
+    ``strategy_base`` names Figure 7's base model by its expert name (e.g. ``qwen2.5-7b``, whose
+    zero-shot row is ``Qwen2.5-7B``); default: the expert with the most strategies. Its
+    zero-shot and few-shot rows and every row whose label ends with ``SFT`` are compared.
+
     Curve data: ``recall_by_turn.csv`` (k and one column per system) and ``.json`` (long, with
     n); ``complexity_<metric>.csv`` (bin, bin_lo and one column per system) and
-    ``complexity.json`` (long, with n).
+    ``complexity.json`` (long, with n). Figure data: ``figure3a_facts_by_charge.csv`` (key
+    facts per dialogue and key-fact length in jieba words, by charge type),
+    ``figure3b_words_by_speaker.csv`` (jieba words per dialogue by speaker),
+    ``figure7_strategies.csv`` (one row per system and metric: value, base value, change in %).
     """
     out = Path(out_dir)
-    figs, data = build_figures(**inputs)
+    figs, data = build_figures(strategy_base=strategy_base, **inputs)
     order = [s.label for s in coerce_systems(inputs.get("systems", ()))]
     written: dict[str, list[Path]] = {}
     fig_dir = Path(figures_dir) if figures_dir is not None else out / "figures"
@@ -489,4 +658,14 @@ def write_figures(
             )
             paths.append(_write_data(w, plots / f"complexity_{key}.csv"))
         written["complexity_data"] = paths
+    for name, key, schema, file in (
+        ("figure3_data", "facts_by_charge", FACTS_BY_CHARGE_SCHEMA, FIGURE3A_DATA),
+        ("figure3_data", "words_by_speaker", WORDS_BY_SPEAKER_SCHEMA, FIGURE3B_DATA),
+        ("figure7_data", "strategies", STRATEGY_7_SCHEMA, FIGURE7_DATA),
+    ):
+        frame = data.get(key)
+        if frame is None and placeholders:
+            frame = pl.DataFrame(schema=schema)
+        if frame is not None:
+            written.setdefault(name, []).append(_write_data(frame, plots / file))
     return written
