@@ -16,6 +16,7 @@ PDFLATEX = shutil.which("pdflatex")
 DOCUMENT = r"""\documentclass{article}
 \usepackage[margin=1cm,landscape]{geometry}
 \usepackage{booktabs}
+\usepackage{xcolor}
 \begin{document}
 %s
 \end{document}
@@ -38,7 +39,7 @@ def test_every_latex_table_compiles(tmp_path: Path) -> None:
         train_cases=demo.train,
         test_cases=demo.test,
         paper_numbers=Path(__file__).resolve().parents[1] / "data" / "paper_numbers.csv",
-        settings=ReportSettings(resamples=200),
+        settings=ReportSettings(resamples=200, top_marked=6),
     )
     tex_files = sorted(p for paths in written.values() for p in paths if p.suffix == ".tex")
     assert {p.stem for p in tex_files} >= {"table2", "table3", "table6", "table7", "paired"}

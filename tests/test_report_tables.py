@@ -134,7 +134,7 @@ EXPECTED_MD = """\
 | Retrieval | **80.0** ± 15.0 (3/4)† | *3.0* ± 0.0 (3/4)† | 0/4 |
 
 - ± half-width of the 95% percentile bootstrap interval over cases (1000 resamples, seed 0)
-- † coverage n/N below 90% (n/N in Markdown and CSV); — no data
+- † coverage n/N below 90% (n/N in Markdown and CSV); 0/N: no case has the metric (e.g. every dialogue failed); — not applicable (e.g. no judge configured); no ± with fewer than 2 cases
 - per column: best in bold, second in italics (Markdown) or underlined (LaTeX) (AT: lower is better)
 - R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw
 """
@@ -554,8 +554,13 @@ def test_metrics_json_without_judge(small: pl.DataFrame) -> None:
 
 def test_low_coverage_cells(small: pl.DataFrame) -> None:
     t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=100), metrics=SMALL_METRICS)
-    assert low_coverage_cells(t, 0.9) == [("Retrieval", "R", 3, 4), ("Retrieval", "AT", 3, 4)]
-    assert low_coverage_cells(t, 0.75) == []
+    # OA of Retrieval: the column is computed but no case has it (0/4), listed too
+    assert low_coverage_cells(t, 0.9) == [
+        ("Retrieval", "R", 3, 4),
+        ("Retrieval", "AT", 3, 4),
+        ("Retrieval", "OA", 0, 4),
+    ]
+    assert low_coverage_cells(t, 0.75) == [("Retrieval", "OA", 0, 4)]
 
 
 def test_a_document_renders_exactly_as_its_table() -> None:
@@ -592,3 +597,24 @@ def test_cell_ids_are_made_in_one_place() -> None:
     for name, doc in docs.items():
         for row, cell in doc.cells():
             assert cell.id == document.cell_id(name, row.label, row.setting, cell.column)
+
+
+def test_a_metric_the_run_does_not_compute_is_not_applicable(small: pl.DataFrame) -> None:
+    """No judge configured: the judge columns are absent and show —, never 0/N."""
+    without = small.drop([m.key for m in SMALL_METRICS if m.key == "overall"], strict=False)
+    t = table3(without, SYSTEMS, 4, plan=ResamplePlan(resamples=100), metrics=SMALL_METRICS)
+    oa = [m.key for m in SMALL_METRICS].index("overall")
+    assert all(r.cells[oa].value is None and r.cells[oa].N is None for r in t.rows)
+    assert "—" in render_markdown(t) and "0/4" not in render_markdown(t)
+
+
+def test_top_k_values_of_each_column_are_marked_blue_in_latex(small: pl.DataFrame) -> None:
+    t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=100), metrics=SMALL_METRICS)
+    ranks = [c.rank for r in t.rows if r.kind == "system" for c in r.cells]
+    assert max(r for r in ranks if r is not None) > 2  # every value ranked, not only 1 and 2
+    plain = render_latex(t)
+    marked = render_latex(t, top=1)
+    assert r"\textcolor{blue}" not in plain
+    n_best = sum(1 for r in t.rows if r.kind == "system" for c in r.cells if c.rank == 1)
+    assert marked.count(r"\textcolor{blue}") == n_best
+    assert r"\usepackage{xcolor}" in marked

@@ -117,7 +117,10 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
             {"match_facts": 4, "score_system": 2, "aggregate_scores": 1, "tables": 1},
         ),
         # the simulation loop: everything but the shards
-        ("simulate.py", {"simulate": 4, "match_facts": 4, "score_system": 2}),
+        (
+            "simulate.py",
+            {"simulate": 4, "match_facts": 4, "score_system": 2, "aggregate_scores": 1, "tables": 1},
+        ),
         # a metric: scores and after
         ("metrics/clarification.py", {"score_system": 2, "aggregate_scores": 1, "tables": 1}),
         # table rendering: the tables only

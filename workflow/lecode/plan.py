@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lecode import paths
 from lecode.fingerprint import WORKFLOW_DIR, digest_files, step_code
-from lecode.settings import ModelEntry, Settings, System, VLLMEntry
+from lecode.settings import ModelEntry, Settings, SettingsError, System, VLLMEntry
 from lecode.shards import shard_name
 from lecode.specs import (
     AggregateSpec,
@@ -24,6 +24,8 @@ from lecode.specs import (
     ReportSpec,
     Role,
     ScoreSpec,
+    SFTDataSpec,
+    SFTTrainSpec,
     ShardSpec,
     SimulateSpec,
     SystemFiles,
@@ -32,6 +34,36 @@ from lecode.specs import (
 )
 
 PAPER_NUMBERS = "data/paper_numbers.csv"
+#: The judge's score columns of the per-dialogue scores.
+JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+#: Templates the SFT samples are rendered with (the zero-shot expert's turn and forced advice).
+SFT_EXPERT_TEMPLATES = ("expert/zero_shot", "expert/advise_only")
+SFT_WRITER_TEMPLATES = ("sft/keyfact_questions", "sft/keyfact_e_questions", "sft/reask")
+
+
+def _prompt_hashes(names: tuple[str, ...]) -> dict[str, str]:
+    from lecode.llm.templates import PROMPTS_DIR
+
+    base = PROMPTS_DIR.resolve()
+    return {f"{n}.txt": digest_files([base / f"{n}.txt"], base) for n in names}
+
+
+def sft_problems(settings: Settings) -> list[str]:
+    """What the ``sft:`` section names that the rest of the configuration cannot provide."""
+    sft = settings.sft
+    out = []
+    if len(set(sft.variants)) != len(sft.variants):
+        out.append(f"sft.variants: {list(sft.variants)} repeats a variant")
+    if sft.writer is not None:
+        entry = settings.models.get(sft.writer)
+        if entry is None:
+            out.append(f"sft.writer: model {sft.writer!r} is not defined under models")
+        elif not entry.is_llm:
+            out.append(
+                f"sft.writer: {sft.writer!r} is an offline agent; name an LLM model entry, or "
+                "null for the built-in template writer"
+            )
+    return out
 
 
 def template_hashes(role: str, strategy: str, entry: ModelEntry) -> dict[str, str]:
@@ -279,6 +311,11 @@ class Plan:
             names["judge"] = s.judge.model
         roles = {k: self.role(v) for k, v in names.items()}
         roles.update({f"expert:{e.model}": self.role(e.model) for e in s.experts})
+        not_applicable: list[str] = []
+        if s.judge is None:
+            not_applicable += list(JUDGE_FIELDS)
+        if not s.metrics.bertscore.enabled:
+            not_applicable += ["bertscore_f1", "bertscore_truncated"]
         return cls(
             aggregate=self.aggregate_file,
             index=self.index_file,
@@ -288,6 +325,7 @@ class Plan:
             systems=self.system_files,
             roles=roles,
             settings=s.report,
+            not_applicable=tuple(not_applicable),
             tables=tables,
             code=step_code(cls.step),
         )
@@ -311,3 +349,92 @@ class Plan:
     def digest_of_everything(self) -> str:
         """One name for the whole experiment's results (what the published reports show)."""
         return stable_hash([self.tables_spec.digest(), self.html_spec.digest()])
+
+    # -- SFT (paper section 3.5) -----------------------------------------------------------------
+
+    @cached_property
+    def _sft_data(self) -> dict[str, SFTDataSpec]:
+        s = self.settings
+        sft = s.sft
+        problems = sft_problems(s)
+        if problems:
+            raise SettingsError("the sft section is invalid:\n" + "\n".join(f"  {p}" for p in problems))
+        train = FileRef.of(s.dataset.train)
+        max_turns = sft.max_turns or s.simulation.max_turns
+        expert = _prompt_hashes(SFT_EXPERT_TEMPLATES)
+        out = {}
+        for v in sft.variants:
+            if v == "direct":
+                out[v] = SFTDataSpec(
+                    variant=v,
+                    train=train,
+                    max_turns=max_turns,
+                    templates=expert,
+                    code=step_code(SFTDataSpec.step),
+                )
+                continue
+            writer = self.role(sft.writer) if sft.writer else None
+            matcher = self.role(s.matcher.model)
+            templates = dict(expert)
+            if writer is not None:
+                templates.update(_prompt_hashes(SFT_WRITER_TEMPLATES))
+            if matcher.is_llm:
+                templates.update(template_hashes("matcher", "default", matcher.entry))
+            out[v] = SFTDataSpec(
+                variant=v,
+                train=train,
+                max_turns=max_turns,
+                writer=writer,
+                matcher=matcher,
+                max_leak=sft.max_leak,
+                templates=templates,
+                code=step_code(SFTDataSpec.step),
+                runtime=self.runtime(*(r.name for r in (writer, matcher) if r is not None)),
+            )
+        return out
+
+    @property
+    def sft_variants(self) -> tuple[str, ...]:
+        return tuple(self.settings.sft.variants)
+
+    def sft_data_spec(self, variant: str) -> SFTDataSpec:
+        try:
+            return self._sft_data[variant]
+        except KeyError:
+            raise KeyError(f"SFT variant {variant!r} is not in sft.variants") from None
+
+    def sft_data_dir(self, variant: str) -> str:
+        return paths.format(paths.SFT_DATA_DIR, sftd=self.sft_data_spec(variant).digest())
+
+    def sft_data_file(self, variant: str) -> str:
+        return paths.format(paths.SFT_DATA, sftd=self.sft_data_spec(variant).digest())
+
+    def sft_data_files(self) -> list[str]:
+        out = []
+        for v in self.sft_variants:
+            d = self.sft_data_spec(v).digest()
+            out += [paths.format(p, sftd=d) for p in (paths.SFT_DATA, paths.SFT_STATS)]
+        return out
+
+    def sft_train_spec(self, variant: str) -> SFTTrainSpec:
+        hyper = self.settings.sft.train
+        if hyper.base_model is None:
+            raise SettingsError(
+                "sft.train.base_model: training needs the base model's local directory "
+                "(e.g. models/Qwen2.5-7B-Instruct; configs/sft.yaml sets it)"
+            )
+        return SFTTrainSpec(
+            variant=variant,
+            data=self.sft_data_spec(variant).digest(),
+            base_model=hyper.base_model,
+            hyper=hyper,
+            code=step_code(SFTTrainSpec.step),
+        )
+
+    def sft_train_dir(self, variant: str) -> str:
+        return paths.format(paths.SFT_TRAIN_DIR, sftt=self.sft_train_spec(variant).digest())
+
+    def sft_published(self, variant: str) -> str:
+        return paths.format(
+            paths.SFT_PUBLISHED, publish_dir=self.settings.sft.train.publish_dir, variant=variant
+        )

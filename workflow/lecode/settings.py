@@ -253,6 +253,13 @@ class ReportSettings(_Section):
     coverage_threshold: float = Field(0.9, ge=0, le=1, description="cells below are marked")
     reference: str | None = Field(None, description="label of the row others are compared to")
     bootstrap: BootstrapSettings = BootstrapSettings()
+    latex_ci: bool = Field(False, description="print the ± half-width in LaTeX tables too")
+    top_marked: int = Field(
+        0, ge=0, description="colour each column's top k values blue in LaTeX (the paper: 6)"
+    )
+    strategy_base: str | None = Field(
+        None, description="Figure 7: the expert model whose strategies are compared"
+    )
 
 
 class RetrySettings(_Section):
@@ -271,6 +278,60 @@ class LLMSettings(_Section):
 
 class CmdSettings(_Section):
     snakemake: str = Field(".venv/bin/snakemake", description="how dvc repro runs Snakemake")
+
+
+SFTVariant = Literal["direct", "keyfact", "keyfact-e"]
+SFT_VARIANTS: tuple[str, ...] = ("direct", "keyfact", "keyfact-e")
+
+
+class SFTTrainSettings(_Section):
+    """LoRA fine-tuning (TRL + PEFT) of ``base_model`` on each variant's data; the defaults are
+    the paper's (appendix D.1.3). Effective batch = per_device_batch_size x
+    gradient_accumulation_steps x devices (4 x 4 x 4 = 64)."""
+
+    base_model: str | None = Field(
+        None, description="local directory of the base model (Qwen2.5-7B-Instruct in the paper)"
+    )
+    lora_r: int = Field(8, ge=1)
+    lora_alpha: int = Field(16, ge=1)
+    lora_dropout: float = Field(0.05, ge=0, lt=1, description="not given by the paper")
+    target_modules: str | tuple[str, ...] = Field(
+        "all-linear", description="PEFT target modules (the paper does not say)"
+    )
+    per_device_batch_size: int = Field(4, ge=1)
+    gradient_accumulation_steps: int = Field(4, ge=1)
+    devices: int = Field(4, ge=1, description="GPUs of one training job (torchrun processes)")
+    learning_rate: float = Field(1e-5, gt=0)
+    lr_scheduler: Literal["cosine", "linear", "constant_with_warmup"] = "cosine"
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    epochs: float = Field(3.0, gt=0)
+    max_steps: int | None = Field(None, ge=1, description="stop after N steps (checks only)")
+    max_length: int = Field(4096, ge=64, description="tokens per sample; longer ones are cut")
+    bf16: bool = Field(True, description="bfloat16 on GPUs (float32 on CPU)")
+    seed: int = 0
+    logging_steps: int = Field(1, ge=1)
+    publish_dir: str = Field(
+        "results/sft/lora", description="<dir>/<variant>-sft: the adapters vLLM entries serve"
+    )
+
+
+class SFTSettings(_Section):
+    """Training dialogues for SFT (paper section 3.5): ``direct`` from the real dialogues,
+    ``keyfact``/``keyfact-e`` from questions a writer composes for the key facts."""
+
+    variants: tuple[SFTVariant, ...] = Field(SFT_VARIANTS, min_length=1)
+    writer: Name | None = Field(
+        None,
+        description="LLM model entry that writes the key-fact questions (Qwen-max in the "
+        "paper); null: the built-in offline template writer",
+    )
+    max_turns: int | None = Field(
+        None, ge=1, le=50, description="questions per training dialogue (simulation.max_turns)"
+    )
+    max_leak: float = Field(
+        0.8, gt=0, le=1, description="reject a question that already states this share of its fact"
+    )
+    train: SFTTrainSettings = SFTTrainSettings()
 
 
 class System(_Section):
@@ -305,6 +366,7 @@ class Settings(_Section):
     report: ReportSettings = ReportSettings()
     llm: LLMSettings = LLMSettings()
     cmd: CmdSettings = CmdSettings()
+    sft: SFTSettings = SFTSettings()
 
     @model_validator(mode="after")
     def _semantics(self) -> Settings:

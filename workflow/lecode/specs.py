@@ -27,6 +27,7 @@ from lecode.settings import (
     ModelEntry,
     ReportSettings,
     RougeSettings,
+    SFTTrainSettings,
     System,
 )
 
@@ -201,6 +202,8 @@ class ReportSpec(JobSpec):
     systems: tuple[SystemFiles, ...]
     roles: dict[str, Role]  # client, matcher, judge and each expert model, for provenance
     settings: ReportSettings
+    #: score columns this run does not compute (no judge, BERTScore off): shown as "—"
+    not_applicable: tuple[str, ...] = ()
     tables: str | None = None  # the tables directory (the HTML report reads it)
 
 
@@ -214,3 +217,38 @@ class FiguresSpec(ReportSpec):
 
 class HtmlSpec(ReportSpec):
     step: ClassVar[str] = "html_report"
+
+
+class SFTDataSpec(JobSpec):
+    """Training dialogues of one SFT variant (direct, keyfact, keyfact-e) from the training
+    set: the question writer and the matcher that validates its questions (none for direct),
+    the zero-shot expert templates the samples are rendered with, the writer's templates."""
+
+    step: ClassVar[str] = "sft_data"
+    variant: str
+    train: FileRef
+    max_turns: int
+    writer: Role | None = None
+    matcher: Role | None = None
+    max_leak: float = 0.8
+    templates: dict[str, str] = {}
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+
+class SFTTrainSpec(JobSpec):
+    """LoRA training of one variant: its data (by the data job's digest), the base model (by
+    path; the job records a content fingerprint in its provenance) and the hyperparameters."""
+
+    step: ClassVar[str] = "sft_train"
+    variant: str
+    data: str
+    base_model: str
+    hyper: SFTTrainSettings
+    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime"})
+
+    def identity(self) -> dict[str, Any]:
+        data = super().identity()
+        data["hyper"] = self.hyper.model_dump(
+            mode="json", exclude={"base_model", "publish_dir", "logging_steps"}
+        )
+        return data

@@ -330,7 +330,7 @@ class TableDocument(_Model):
         ]
         return pl.DataFrame(data, schema=schema, orient="row")
 
-    def render(self, *, latex_ci: bool = False) -> dict[str, str]:
+    def render(self, *, latex_ci: bool = False, top: int = 0) -> dict[str, str]:
         """``{extension: text}`` of the table's Markdown, CSV and (but usage) LaTeX."""
         from lecode.report import render
         from lecode.report.usage import render_usage_csv, render_usage_markdown
@@ -342,7 +342,7 @@ class TableDocument(_Model):
             return {
                 "md": render.render_markdown(t, threshold=thr),
                 "csv": render.render_csv(t, threshold=thr),
-                "tex": render.render_latex(t, threshold=thr, ci=latex_ci),
+                "tex": render.render_latex(t, threshold=thr, ci=latex_ci, top=top),
             }
         if self.layout == "stats":
             s = self.to_stats_table()
@@ -575,12 +575,12 @@ def document_path(out_dir: str | Path, table: str) -> Path:
 
 
 def write_document(
-    doc: TableDocument, out_dir: str | Path, *, latex_ci: bool = False
+    doc: TableDocument, out_dir: str | Path, *, latex_ci: bool = False, top: int = 0
 ) -> list[Path]:
     """``<table>.md``, ``.csv``, ``.tex`` and ``.provenance.json``, all from ``doc``."""
     out = Path(out_dir)
     written = []
-    for ext, text in doc.render(latex_ci=latex_ci).items():
+    for ext, text in doc.render(latex_ci=latex_ci, top=top).items():
         path = out / f"{doc.table}.{ext}"
         atomic_write_text(path, text)
         written.append(path)

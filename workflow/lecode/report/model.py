@@ -41,8 +41,9 @@ class Cell:
         return (self.ci_high - self.ci_low) / 2.0
 
     def coverage_below(self, threshold: float) -> bool:
-        """True when this cell has data but fewer cases than ``threshold`` of those expected."""
-        if self.value is None or self.n is None or not self.N:
+        """True when fewer cases than ``threshold`` of those expected have the metric (0/N
+        included); False for cells without an expected count (not applicable, paper)."""
+        if self.n is None or not self.N:
             return False
         return self.n / self.N < threshold
 

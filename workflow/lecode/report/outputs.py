@@ -63,6 +63,8 @@ class ReportSettings:
     zero_shot: str = ZERO_SHOT
     few_shot: str = FEW_SHOT
     latex_ci: bool = False
+    top_marked: int = 0
+    strategy_base: str | None = None
 
     @classmethod
     def from_settings(cls, report: ConfiguredReport) -> ReportSettings:
@@ -249,7 +251,8 @@ def write_tables(
         provenance=provenance,
     )
     written = {
-        name: write_document(doc, out, latex_ci=settings.latex_ci) for name, doc in docs.items()
+        name: write_document(doc, out, latex_ci=settings.latex_ci, top=settings.top_marked)
+        for name, doc in docs.items()
     }
     mpath = Path(metrics_path) if metrics_path is not None else out / "metrics.json"
     data = metrics_json(scores, sys_list, n_expected, plan=settings.plan())

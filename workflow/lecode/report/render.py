@@ -289,7 +289,9 @@ def latex_text(text: str) -> str:
     return "".join(out)
 
 
-def latex_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: bool = False) -> str:
+def latex_cell(
+    cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
+) -> str:
     """One LaTeX cell; ``0/N`` or ``---`` without a value, ``\\pm`` only with ``ci``."""
     if cell_state(cell) == "no_data":
         return no_data_text(cell)
@@ -303,6 +305,8 @@ def latex_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: b
         text = rf"\textbf{{{text}}}"
     elif cell.rank == 2:
         text = rf"\underline{{{text}}}"
+    if top and cell.rank is not None and cell.rank <= top:
+        text = rf"\textcolor{{blue}}{{{text}}}"
     hw = shown_half_width(cell)
     if ci and hw is not None:
         text += rf"\,{{\scriptsize$\pm${display_value(hw):.1f}}}"
@@ -340,13 +344,17 @@ def _metric_header(m: Metric) -> str:
     return latex_text(m.display_header)
 
 
-def render_latex(table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False) -> str:
+def render_latex(
+    table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
+) -> str:
+    """The table in LaTeX (booktabs). ``top``: also colour each column's ``top`` best values
+    blue, as the paper's Table 3 marks its top 6 (needs ``xcolor``); 0: off."""
     lead = _leading(table)
     n_lead = len(lead)
     ncols = n_lead + len(table.metrics)
     spec = "l" * n_lead + "r" * len(table.metrics)
     lines = [
-        r"% requires \usepackage{booktabs}",
+        r"% requires \usepackage{booktabs}" + (r" and \usepackage{xcolor}" if top else ""),
         r"\begin{table}[t]",
         r"\centering",
         r"\small",
@@ -372,11 +380,13 @@ def render_latex(table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool
                 lines.append(r"\midrule")
             group = r.group
             lines.append(rf"\multicolumn{{{ncols}}}{{l}}{{\textit{{{latex_text(r.group)}}}}} \\")
-        cells = [latex_cell(c, r, threshold, ci) for c in r.cells]
+        cells = [latex_cell(c, r, threshold, ci, top) for c in r.cells]
         lines.append(" & ".join([latex_text(x) for x in labels] + cells) + r" \\")
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")
     notes = [n for n in table.notes if ci or not n.startswith("±")]
+    if top:
+        notes.append(f"top {top} per column in blue")
     if notes:
         lines.append(r"\par\smallskip")
         lines.append(r"{\footnotesize " + "; ".join(latex_text(n) for n in notes) + "}")

@@ -68,7 +68,10 @@ def system_cells(
             f"{label or 'system'}: {frame.height} scored dialogues but only {n_expected} expected"
         )
     return tuple(
-        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected) for m in metrics
+        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected)
+        if m.key in frame.columns
+        else Cell()  # a metric this run does not compute (no judge, BERTScore off): "—"
+        for m in metrics
     )
 
 
@@ -111,6 +114,9 @@ def paired_cells(
     """Cells of ``a - b`` per metric (paired over common cases), unadjusted p-values."""
     cells = []
     for m in metrics:
+        if m.key not in a.columns or m.key not in b.columns:
+            cells.append(Cell())  # not computed in this run
+            continue
         av, bv = aligned_pair(a, b, m.key)
         cells.append(paired_cell(plan.paired(av, bv), m, n_expected))
     return tuple(cells)
@@ -137,7 +143,8 @@ def display_value(value: float) -> float:
 
 
 def rank_rows(rows: Sequence[Row], metrics: Sequence[Metric]) -> list[Row]:
-    """Mark best (1) and second best (2) per column among ``system`` rows, direction-aware.
+    """Rank each column's ``system`` rows, direction-aware: 1 best, 2 second, ... (bold and
+    underlined are 1 and 2; ``report.top_marked`` colours the top k).
 
     Ranks compare the printed (one-decimal) values: equal printed values share a rank.
     """
@@ -155,7 +162,7 @@ def rank_rows(rows: Sequence[Row], metrics: Sequence[Metric]) -> list[Row]:
             },
             reverse=m.direction == "higher",
         )
-        places = {v: k + 1 for k, v in enumerate(values[:2])}
+        places = {v: k + 1 for k, v in enumerate(values)}
         for i, r in enumerate(rows):
             c = r.cells[j]
             if r.kind == "system" and c.value is not None:

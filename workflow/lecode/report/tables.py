@@ -54,7 +54,11 @@ def _interval_note(plan: ResamplePlan) -> str:
 
 
 def _coverage_note(threshold: float) -> str:
-    return f"† coverage n/N below {threshold:.0%} (n/N in Markdown and CSV); — no data"
+    return (
+        f"† coverage n/N below {threshold:.0%} (n/N in Markdown and CSV); 0/N: no case has "
+        "the metric (e.g. every dialogue failed); — not applicable (e.g. no judge configured); "
+        "no ± with fewer than 2 cases"
+    )
 
 
 def _rank_note(metrics: Sequence[Metric]) -> str:
@@ -358,14 +362,16 @@ def _offset_cell(ours: Cell, published: float | None) -> Cell:
         return Cell(n=ours.n, N=ours.N)
     lo = None if ours.ci_low is None else ours.ci_low - published
     hi = None if ours.ci_high is None else ours.ci_high - published
-    inside = lo is not None and hi is not None and lo <= 0.0 <= hi
+    # Without an interval (fewer than two cases) nothing can be said about the difference.
+    has_interval = lo is not None and hi is not None and (ours.n or 0) >= 2
+    inside = has_interval and lo <= 0.0 <= hi  # type: ignore[operator]
     return Cell(
         value=ours.value - published,
         ci_low=lo,
         ci_high=hi,
         n=ours.n,
         N=ours.N,
-        distinguishable=not inside,
+        distinguishable=(not inside) if has_interval else None,
     )
 
 

@@ -11,6 +11,13 @@ from lecode.steps.report_inputs import ReportInputs
 log = logging.getLogger("lecode")
 
 
+def _strategy_base(spec: FiguresSpec) -> str | None:
+    """``report.strategy_base`` when that expert is in this run, else the figure's default."""
+    base = spec.settings.strategy_base
+    experts = {x.system.expert for x in spec.systems}
+    return base if base in experts else None
+
+
 def run(spec: FiguresSpec, *, figures: str, plots: str) -> None:
     from lecode.report.figures import write_figures
 
@@ -26,5 +33,6 @@ def run(spec: FiguresSpec, *, figures: str, plots: str) -> None:
         train_cases=data.train,
         test_cases=data.test,
         matches=data.matches or None,
+        strategy_base=_strategy_base(spec),
     )
     log.info("wrote %s", sorted(written))

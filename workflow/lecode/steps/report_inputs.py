@@ -21,7 +21,9 @@ class ReportInputs:
 
     def __init__(self, spec: ReportSpec) -> None:
         self.spec = spec
-        self.scores = read_scores(spec.aggregate)
+        # Columns this run does not compute are dropped: their cells show "—", while a
+        # computed column without any value (every dialogue failed) shows 0/N.
+        self.scores = read_scores(spec.aggregate).drop(spec.not_applicable, strict=False)
         self.train = load_cases(spec.train.path)
         self.test = load_cases(spec.test.path)
         self.index: dict[str, Any] = json.loads(Path(spec.index).read_text(encoding="utf-8"))
