@@ -505,7 +505,7 @@ def test_write_tables_files(tmp_path: Path) -> None:
     assert metrics["GPT-4"]["rouge_l"] is None and metrics["GPT-4"]["rouge_l_n"] == 0
     assert "ndcg_gold" in metrics["GPT-4"]
     usage_md = (tmp_path / "usage.md").read_text(encoding="utf-8")
-    assert "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 20 | 0.0100 |" in usage_md
+    assert "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 20 | 0 | 0.0100 | 0 | 0 | 0 | 0 |" in usage_md
     assert "| all systems | client | 1 | 1 | 1 |" in usage_md
     again = tmp_path / "again"
     write_tables(frame, systems, 30, again, settings=ReportSettings(resamples=300))
@@ -618,3 +618,25 @@ def test_top_k_values_of_each_column_are_marked_blue_in_latex(small: pl.DataFram
     n_best = sum(1 for r in t.rows if r.kind == "system" for c in r.cells if c.rank == 1)
     assert marked.count(r"\textcolor{blue}") == n_best
     assert r"\usepackage{xcolor}" in marked
+
+
+def test_usage_counts_how_each_system_handled_unmarked_replies() -> None:
+    def t(case_id: str, **usage: int) -> Transcript:
+        return Transcript(
+            case_id=case_id,
+            expert="m1",
+            strategy="zero_shot",
+            client="fact_lookup",
+            turns=(Turn(speaker="client", kind="query", text="q"),),
+            stop_reason="advice",
+            usage={"expert": RoleUsage(calls=2, **usage)},
+        )
+
+    frame = usage_frame(
+        [t("c0", unmarked_reasks=1, unmarked_advice=1), t("c1", unmarked_questions=2),
+         t("c2", reasoning_tokens=40, confidence_failures=1)]
+    )
+    summary = usage_summary(frame, [System("m1", "zero_shot", "M1", "LLMs")])
+    row = summary.filter((pl.col("label") == "M1") & (pl.col("role") == "expert")).row(0, named=True)
+    assert (row["unmarked_reasks"], row["unmarked_advice"], row["unmarked_questions"]) == (1, 1, 2)
+    assert (row["reasoning_tokens"], row["confidence_failures"], row["dialogues"]) == (40, 1, 3)

@@ -11,7 +11,20 @@ import polars as pl
 from lecode.records import Judgement, Matches, Transcript
 from lecode.report.spec import System
 
-USAGE_FIELDS = ("calls", "cached", "retries", "prompt_tokens", "completion_tokens", "cost")
+USAGE_FIELDS = (
+    "calls",
+    "cached",
+    "retries",
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "cost",
+    # how the protocol handled replies (see lecode.records.RoleUsage)
+    "unmarked_reasks",
+    "unmarked_advice",
+    "unmarked_questions",
+    "confidence_failures",
+)
 USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
     "expert": pl.Utf8,
     "strategy": pl.Utf8,
@@ -22,7 +35,12 @@ USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
     "retries": pl.Int64,
     "prompt_tokens": pl.Int64,
     "completion_tokens": pl.Int64,
+    "reasoning_tokens": pl.Int64,
     "cost": pl.Float64,
+    "unmarked_reasks": pl.Int64,
+    "unmarked_advice": pl.Int64,
+    "unmarked_questions": pl.Int64,
+    "confidence_failures": pl.Int64,
 }
 
 
