@@ -34,7 +34,14 @@ import openai
 from lecode.llm.errors import LLMCallError, ReplayMissError
 from lecode.llm.http import lib as httpx
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
-from lecode.llm.ledger import CallRecord, UsageLedger, call_usage
+from lecode.llm.ledger import (
+    CallRecord,
+    UsageLedger,
+    call_usage,
+    reasoning_tokens,
+    reported_reasoning_tokens,
+)
+from lecode.llm.parsing import split_reasoning
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
 from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
@@ -59,6 +66,8 @@ class Completion:
     cost: float
     model: str = ""
     system_fingerprint: str = ""
+    reasoning: str = ""
+    reasoning_tokens: int = 0
 
     def usage(self) -> RoleUsage:
         return call_usage(self)
@@ -184,6 +193,11 @@ class Endpoint:
         if response.system_fingerprint:
             self.seen_fingerprints.add(response.system_fingerprint)
         cost = self.spec.price.cost(response.prompt_tokens, response.completion_tokens)
+        n_reasoning = reasoning_tokens(
+            "\n".join(r for r in (response.reasoning, split_reasoning(response.text)[1]) if r),
+            reported=response.reasoning_tokens,
+            completion_tokens=response.completion_tokens,
+        )
         self.ledger.record(
             CallRecord(
                 model=self.spec.name,
@@ -196,6 +210,7 @@ class Endpoint:
                 completion_tokens=response.completion_tokens,
                 cost=cost,
                 latency_s=round(latency, 4),
+                reasoning_tokens=n_reasoning,
             )
         )
         return Completion(
@@ -208,6 +223,8 @@ class Endpoint:
             cost=cost,
             model=response.model,
             system_fingerprint=response.system_fingerprint,
+            reasoning=response.reasoning,
+            reasoning_tokens=n_reasoning,
         )
 
     def _describe_miss(self, messages: Sequence[Message], role: str, purpose: str, key: str) -> str:
@@ -363,6 +380,8 @@ def parse_completion(raw: str | bytes) -> StoredResponse:
     usage = data.get("usage") or {}
     if not isinstance(usage, dict):
         raise TypeError("usage is not an object")
+    message = choice["message"]
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
     return StoredResponse(
         text=text,
         model=str(data.get("model") or ""),
@@ -370,4 +389,6 @@ def parse_completion(raw: str | bytes) -> StoredResponse:
         finish_reason=str(choice.get("finish_reason") or ""),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
+        reasoning=reasoning if isinstance(reasoning, str) else "",
+        reasoning_tokens=reported_reasoning_tokens(usage),
     )

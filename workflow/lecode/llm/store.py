@@ -52,9 +52,13 @@ class StoredResponse:
     finish_reason: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: A reasoning model's separate reasoning (``message.reasoning_content``), kept raw.
+    reasoning: str = ""
+    #: ``usage.completion_tokens_details.reasoning_tokens`` when the API reports it.
+    reasoning_tokens: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "text": self.text,
             "model": self.model,
             "system_fingerprint": self.system_fingerprint,
@@ -62,6 +66,12 @@ class StoredResponse:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        # Only when present, so that records of other models stay as they always were.
+        if self.reasoning:
+            out["reasoning"] = self.reasoning
+        if self.reasoning_tokens is not None:
+            out["reasoning_tokens"] = self.reasoning_tokens
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StoredResponse:
@@ -72,6 +82,10 @@ class StoredResponse:
             finish_reason=str(d.get("finish_reason") or ""),
             prompt_tokens=int(d.get("prompt_tokens") or 0),
             completion_tokens=int(d.get("completion_tokens") or 0),
+            reasoning=str(d.get("reasoning") or ""),
+            reasoning_tokens=(
+                int(d["reasoning_tokens"]) if d.get("reasoning_tokens") is not None else None
+            ),
         )
 
 
