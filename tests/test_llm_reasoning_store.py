@@ -33,6 +33,10 @@ def test_responses_without_reasoning_are_stored_as_before() -> None:
         json.dumps({"choices": [{"message": {"content": "建议：起诉。"}}], "usage": {}})
     )
     assert set(r.as_dict()) == {
-        "text", "model", "system_fingerprint", "finish_reason", "prompt_tokens",
+        "text",
+        "model",
+        "system_fingerprint",
+        "finish_reason",
+        "prompt_tokens",
         "completion_tokens",
     }

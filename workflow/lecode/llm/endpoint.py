@@ -41,9 +41,9 @@ from lecode.llm.ledger import (
     reasoning_tokens,
     reported_reasoning_tokens,
 )
-from lecode.llm.parsing import split_reasoning
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
+from lecode.llm.parsing import split_reasoning
 from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
