@@ -585,7 +585,7 @@ def test_a_document_renders_exactly_as_its_table() -> None:
         assert doc.render()["csv"] == render_csv(table)
         assert doc.render()["tex"] == render_latex(table)
         assert doc.to_table().rows == tuple(table.rows)
-    stats = table2([_case("a", 4, 2)], [_case("b", 6, 3)])
+    stats = table2([_case("a", 4, 2)], [_case("b", 6, 3)], paper)
     assert document.parse(docs["table2"].dumps()).render()["md"] == render_stats_markdown(stats)
     offsets = [r for r in docs["comparison"].rows if r.kind == "offset"]
     assert offsets and all(c.delta_of == (c.systems[0], "paper") for r in offsets for c in r.cells)
@@ -633,10 +633,28 @@ def test_usage_counts_how_each_system_handled_unmarked_replies() -> None:
         )
 
     frame = usage_frame(
-        [t("c0", unmarked_reasks=1, unmarked_advice=1), t("c1", unmarked_questions=2),
-         t("c2", reasoning_tokens=40, confidence_failures=1)]
+        [
+            t("c0", unmarked_reasks=1, unmarked_advice=1),
+            t("c1", unmarked_questions=2),
+            t("c2", reasoning_tokens=40, confidence_failures=1),
+        ]
     )
     summary = usage_summary(frame, [System("m1", "zero_shot", "M1", "LLMs")])
-    row = summary.filter((pl.col("label") == "M1") & (pl.col("role") == "expert")).row(0, named=True)
+    row = summary.filter((pl.col("label") == "M1") & (pl.col("role") == "expert")).row(
+        0, named=True
+    )
     assert (row["unmarked_reasks"], row["unmarked_advice"], row["unmarked_questions"]) == (1, 1, 2)
     assert (row["reasoning_tokens"], row["confidence_failures"], row["dialogues"]) == (40, 1, 3)
+
+
+def test_table2_sets_the_papers_columns_beside_ours() -> None:
+    paper = load_paper_numbers(PAPER_CSV)
+    t = table2([_case("a", 4, 2)], [_case("b", 6, 3)], paper)
+    assert t.columns[3:] == ("LeCoDe (paper)", "Train Set (paper)", "Test Set (paper)")
+    col = {k: i for i, k in enumerate(t.column_keys)}
+    row = {k: i for i, k in enumerate(t.keys)}
+    assert t.values[row["dialogues"]][col["total_paper"]] == 3696
+    assert t.values[row["avg_facts"]][col["test_paper"]] == pytest.approx(9.01)
+    assert t.values[row["dialogues"]][col["total"]] == 2  # ours beside it
+    md = render_stats_markdown(t)
+    assert "3,696" in md and "LeCoDe (paper)" in md

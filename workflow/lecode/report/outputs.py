@@ -203,7 +203,7 @@ def build_documents(
     )
     docs: dict[str, TableDocument] = {}
     if train_cases is not None and test_cases is not None:
-        docs["table2"] = stats_document(table2(list(train_cases), list(test_cases)), prov)
+        docs["table2"] = stats_document(table2(list(train_cases), list(test_cases), paper), prov)
     boot = {
         "resamples": settings.resamples,
         "seed": settings.seed,

@@ -20,7 +20,7 @@ import polars as pl
 
 from lecode.records import Case
 from lecode.report.model import PAPER, Cell, Row, RowKind, StatsTable, Table
-from lecode.report.paper import PaperNumbers, paper_label, paper_setting
+from lecode.report.paper import PaperNumbers, normalise_label, paper_label, paper_setting
 from lecode.report.results import (
     adjust_rows,
     paired_cells,
@@ -70,8 +70,11 @@ def _rank_note(metrics: Sequence[Metric]) -> str:
 # --------------------------------------------------------------------------- Table 2
 
 
-def table2(train: Sequence[Case], test: Sequence[Case]) -> StatsTable:
-    """Dataset statistics; "turns" are the utterances of each recorded dialogue."""
+def table2(
+    train: Sequence[Case], test: Sequence[Case], paper: PaperNumbers | None = None
+) -> StatsTable:
+    """Dataset statistics; "turns" are the utterances of each recorded dialogue. With
+    ``paper``, the paper's Table 2 columns stand beside ours (NaN where it reports none)."""
     splits = (list(train) + list(test), list(train), list(test))
 
     def stats(cases: list[Case]) -> tuple[float, float, float, float]:
@@ -86,21 +89,33 @@ def table2(train: Sequence[Case], test: Sequence[Case]) -> StatsTable:
         )
 
     cols = [stats(s) for s in splits]
+    columns = ["LeCoDe", "Train Set", "Test Set"]
+    column_keys = ["total", "train", "test"]
+    keys = ("dialogues", "turns", "avg_turns", "avg_facts")
+    notes = ["turns = utterances of the recorded dialogue (not simulated questions)"]
+    if paper is not None:
+        published = {normalise_label(k): v for k, v in paper.table2().items()}
+        for name, key in zip(("LeCoDe", "Train Set", "Test Set"), ("total", "train", "test")):
+            vals = published.get(normalise_label(name), {})
+            cols.append(tuple(float(vals.get(k, float("nan"))) for k in keys))
+            columns.append(f"{name} (paper)")
+            column_keys.append(f"{key}_paper")
+        notes.append(f"(paper): as published ({paper.source})")
     return StatsTable(
         name="table2",
         title="Statistics over the dataset",
-        columns=("LeCoDe", "Train Set", "Test Set"),
-        column_keys=("total", "train", "test"),
+        columns=tuple(columns),
+        column_keys=tuple(column_keys),
         rows=(
             "# Dialogue Samples",
             "# Total turns",
             "avg turns per dialogue",
             "avg key facts per dialogue",
         ),
-        keys=("dialogues", "turns", "avg_turns", "avg_facts"),
+        keys=keys,
         values=tuple(tuple(col[i] for col in cols) for i in range(4)),
         formats=("{:,.0f}", "{:,.0f}", "{:.2f}", "{:.2f}"),
-        notes=("turns = utterances of the recorded dialogue (not simulated questions)",),
+        notes=tuple(notes),
     )
 
 
