@@ -95,7 +95,9 @@ def table2(
     notes = ["turns = utterances of the recorded dialogue (not simulated questions)"]
     if paper is not None:
         published = {normalise_label(k): v for k, v in paper.table2().items()}
-        for name, key in zip(("LeCoDe", "Train Set", "Test Set"), ("total", "train", "test")):
+        for name, key in zip(
+            ("LeCoDe", "Train Set", "Test Set"), ("total", "train", "test"), strict=True
+        ):
             vals = published.get(normalise_label(name), {})
             cols.append(tuple(float(vals.get(k, float("nan"))) for k in keys))
             columns.append(f"{name} (paper)")
