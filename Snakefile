@@ -15,6 +15,7 @@ include: "workflow/rules/match.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/servers.smk"
+include: "workflow/rules/sft.smk"
 
 
 rule all_tables:
@@ -33,3 +34,10 @@ rule all_transcripts:
     """Only the simulated consultations (no scoring)."""
     input:
         all_transcript_files(),
+
+
+rule sft_data:
+    """Training dialogues of the SFT strategies (direct, keyfact, keyfact-e): chat JSONL and
+    statistics under results/sft/<spec digest>/ (README, "SFT strategies")."""
+    input:
+        sft_data_targets(),

@@ -16,6 +16,11 @@ WILDCARDS: Final[dict[str, str]] = {
     "strategy": r"[a-z_]+",
     "shard": r"\d{3}",
     **{k: DIGEST for k in ("shardset", "sim", "mcfg", "jcfg", "scfg", "agg", "tcfg", "fcfg", "hcfg")},
+    **{k: DIGEST for k in ("sftd", "sftt")},
+    "variant": r"direct|keyfact|keyfact-e",
+    **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg")},
+    "rclient": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    "cstrategy": r"instruct_dialogue|instruct_question|first_person_dialogue",
 }
 
 SHARD_DIR: Final = "results/shards/{shardset}"
@@ -33,6 +38,22 @@ METRICS: Final = "results/tables/{tcfg}/metrics.json"
 FIGURES: Final = "build/figures/{fcfg}/figures"
 PLOTS: Final = "build/figures/{fcfg}/plots"
 HTML: Final = "build/html/{hcfg}/index.html"
+# SFT (opt-in training; the data stage is part of the DAG, target sft_data).
+SFT_DATA_DIR: Final = "results/sft/{sftd}"
+SFT_DATA: Final = SFT_DATA_DIR + "/train.jsonl"
+SFT_STATS: Final = SFT_DATA_DIR + "/stats.json"
+SFT_DATASET_INFO: Final = SFT_DATA_DIR + "/dataset_info.json"
+SFT_TRAIN_DIR: Final = "results/sft/{sftt}"
+SFT_ADAPTER: Final = SFT_TRAIN_DIR + "/adapter"
+SFT_TRAIN_LOG: Final = SFT_TRAIN_DIR + "/train_log.csv"
+SFT_LOSS_PLOT: Final = SFT_TRAIN_DIR + "/loss.png"
+SFT_PROVENANCE: Final = SFT_TRAIN_DIR + "/provenance.json"
+#: The published adapter (a copy) that vLLM ``lora:`` entries point at: ``<publish_dir>/<name>``.
+SFT_PUBLISHED: Final = "{publish_dir}/{variant}-sft"
+# The client-reliability study (paper appendix C, Table 4).
+RELIABILITY_ITEMS: Final = "results/reliability/{rsmp}/items.jsonl"
+RELIABILITY: Final = "results/reliability/{rsmp}/{rclient}/{cstrategy}/{rcfg}.jsonl"
+TABLE4: Final = "results/table4/{t4cfg}"
 #: Finished dialogues of one expert x strategy configuration, across shard sets.
 JOURNAL: Final = "store/dialogues/{expert}/{strategy}/{sim}.jsonl"
 
@@ -55,6 +76,10 @@ PATTERNS: Final[dict[str, str]] = {
     "tables": TABLES,
     "html": HTML,
     "journal": JOURNAL,
+    "sft_data": SFT_DATA,
+    "sft_adapter": SFT_ADAPTER,
+    "reliability_items": RELIABILITY_ITEMS,
+    "reliability": RELIABILITY,
 }
 
 

@@ -358,7 +358,8 @@ class Plan:
         sft = s.sft
         problems = sft_problems(s)
         if problems:
-            raise SettingsError("the sft section is invalid:\n" + "\n".join(f"  {p}" for p in problems))
+            lines = "\n".join(f"  {p}" for p in problems)
+            raise SettingsError(f"the sft section is invalid:\n{lines}")
         train = FileRef.of(s.dataset.train)
         max_turns = sft.max_turns or s.simulation.max_turns
         expert = _prompt_hashes(SFT_EXPERT_TEMPLATES)

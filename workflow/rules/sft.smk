@@ -1,0 +1,140 @@
+# SFT strategies (paper section 3.5; README "SFT strategies"). Training dialogues of each
+# variant (direct, keyfact, keyfact-e) are CPU jobs of the DAG (target sft_data); LoRA training
+# is opt-in on GPUs (target sft_adapters): train_lora writes the adapter under its spec's
+# digest and publish_lora copies it to <sft.train.publish_dir>/<variant>-sft, the directory the
+# vLLM `lora:` entries of configs/sft.yaml serve.
+import json as _json
+
+try:
+    SFT_DATA_SPECS = {v: PLAN.sft_data_spec(v) for v in PLAN.sft_variants}
+except SettingsError as exc:
+    raise WorkflowError(str(exc)) from None
+SFT_DATA_VARIANT = {spec.digest(): v for v, spec in SFT_DATA_SPECS.items()}
+
+
+def _sft_data_variant(wildcards):
+    try:
+        return SFT_DATA_VARIANT[wildcards.sftd]
+    except KeyError:
+        raise WorkflowError(
+            f"results/sft/{wildcards.sftd}: not the data of a configured SFT variant "
+            "(request the target sft_data)"
+        ) from None
+
+
+def _sft_train_specs():
+    try:
+        return {PLAN.sft_train_spec(v).digest(): v for v in PLAN.sft_variants}
+    except SettingsError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+def _sft_train_variant(wildcards):
+    variant = _sft_train_specs().get(wildcards.sftt)
+    if variant is None:
+        raise WorkflowError(f"results/sft/{wildcards.sftt}: not a configured SFT training")
+    return variant
+
+
+def sft_data_targets(wildcards=None):
+    return PLAN.sft_data_files()
+
+
+def sft_adapter_targets(wildcards=None):
+    _sft_train_specs()  # names the missing setting (sft.train.base_model) before anything runs
+    return [PLAN.sft_published(v) for v in PLAN.sft_variants]
+
+
+rule build_sft_data:
+    input:
+        train=SETTINGS.dataset.train,
+    output:
+        data=paths.SFT_DATA,
+        stats=paths.SFT_STATS,
+        info=paths.SFT_DATASET_INFO,
+        dialogues=paths.SFT_DATA_DIR + "/dialogues.jsonl",
+    params:
+        spec=lambda w: spec_json(SFT_DATA_SPECS[_sft_data_variant(w)]),
+    resources:
+        api=lambda w: int(
+            any(
+                r is not None and r.is_llm
+                for r in (SFT_DATA_SPECS[_sft_data_variant(w)].writer, SFT_DATA_SPECS[_sft_data_variant(w)].matcher)
+            )
+        ),
+        mem_mb=1000,
+    log:
+        paths.log(paths.SFT_DATA),
+    script:
+        "../scripts/sft_data.py"
+
+
+rule train_lora:
+    """LoRA adapter of one variant (GPU; `--resources gpu=N` bounds concurrent trainings)."""
+    input:
+        data=lambda w: PLAN.sft_data_file(_sft_train_variant(w)),
+    output:
+        adapter=directory(paths.SFT_ADAPTER),
+        log=paths.SFT_TRAIN_LOG,
+        plot=paths.SFT_LOSS_PLOT,
+        provenance=paths.SFT_PROVENANCE,
+    params:
+        spec=lambda w: spec_json(PLAN.sft_train_spec(_sft_train_variant(w))),
+    threads: 8
+    resources:
+        gpu=SETTINGS.sft.train.devices,
+        mem_mb=32000,
+    log:
+        paths.log(paths.SFT_ADAPTER),
+    script:
+        "../scripts/sft_train.py"
+
+
+rule publish_lora:
+    """The adapter at the stable path the vLLM `lora:` entries point at (a plain copy)."""
+    input:
+        adapter=lambda w: PLAN.sft_train_dir(w.variant) + "/adapter",
+        provenance=lambda w: PLAN.sft_train_dir(w.variant) + "/provenance.json",
+    output:
+        directory(SETTINGS.sft.train.publish_dir + "/{variant}-sft"),
+    resources:
+        mem_mb=500,
+    log:
+        "logs/publish/sft-{variant}.log",
+    shell:
+        "rm -rf {output} && cp -r {input.adapter} {output} 2> {log}"
+        " && cp {input.provenance} {output}/lecode_provenance.json"
+
+
+rule sft_adapters:
+    """Train and publish the LoRA adapters of every configured variant (GPU)."""
+    input:
+        sft_adapter_targets,
+
+
+def _warn_stale_adapters():
+    """A served adapter that is an SFT output but missing or trained under other settings."""
+    if SETTINGS.replay() or SETTINGS.sft.train.base_model is None:
+        return
+    published = {PLAN.sft_published(v): v for v in PLAN.sft_variants}
+    for name in SETTINGS.llm_models():
+        entry = SETTINGS.models[name]
+        server = SETTINGS.models.get(getattr(entry, "server", None) or name)
+        for lora, path in (getattr(server, "lora", None) or {}).items():
+            variant = published.get(path.rstrip("/"))
+            if variant is None or lora != getattr(entry, "model", None):
+                continue
+            prov = Path(path) / "lecode_provenance.json"
+            current = PLAN.sft_train_spec(variant).digest()
+            trained = _json.loads(prov.read_text())["spec"] if prov.is_file() else None
+            if trained != current:
+                print(
+                    f"lecode: models.{name} serves {path}, which "
+                    + ("does not exist yet" if trained is None else f"was trained by {trained}")
+                    + f"; the current sft settings train {current}: run the target sft_adapters "
+                    "first (README, 'SFT strategies')",
+                    file=sys.stderr,
+                )
+
+
+_warn_stale_adapters()

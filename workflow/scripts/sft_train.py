@@ -1,0 +1,15 @@
+"""Snakemake script: LoRA training of one SFT variant (see lecode.steps.sft_train)."""
+
+from pathlib import Path
+
+from lecode.specs import SFTTrainSpec
+from lecode.steps.logs import setup_logging
+from lecode.steps.sft_train import run
+
+sm = snakemake  # type: ignore[name-defined]  # noqa: F821
+setup_logging(sm.log[0])
+run(
+    SFTTrainSpec.from_json(sm.params.spec),
+    data=sm.input.data,
+    out_dir=str(Path(sm.output.adapter).parent),
+)
