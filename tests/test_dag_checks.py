@@ -41,8 +41,6 @@ LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_en
             "experts: [{model: a, strategy: zero_shot, label: X}, {model: b, strategy: zero_shot, label: X}]\n",
             "label 'X' is also the label of experts[0]",
         ),
-        (f"models: {{a: {LLM}}}\nexperts: [{{model: a, strategy: zero_shot}}]\n",
-         "models.a.api_key_env: environment variable LECODE_TEST_KEY is not set"),
         ("dataset: {test: data/empty.jsonl}\n", "dataset.test: data/empty.jsonl holds no consultations"),
         ("simulation: {max_turns: 0}\n", "simulation.max_turns"),
         ("models: {lexical: {backend: offline, agent: lexical, treshold: 0.4}}\n",
@@ -57,6 +55,19 @@ def test_bad_configuration_fails_when_the_dag_is_built(project: Path, extra: str
     assert message in out, out[-3000:]
     assert "Job stats" not in out  # nothing was scheduled
     assert "Traceback" not in out
+
+
+def test_a_missing_api_key_stops_the_run_before_any_job(project: Path) -> None:
+    (project / "extra.yaml").write_text(
+        f"models: {{a: {LLM}}}\nexperts: [{{model: a, strategy: zero_shot}}]\n", encoding="utf-8"
+    )
+    cmd = [SNAKEMAKE, "all_tables", "--cores", "1", "--configfile", "extra.yaml"]
+    env = {k: v for k, v in os.environ.items() if k not in ("LECODE_REPLAY", "LECODE_TEST_KEY")}
+    run = subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=300, env=env)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "models.a.api_key_env: environment variable LECODE_TEST_KEY is not set" in out, out
+    assert not (project / "results").exists()  # not even the shards were made
 
 
 def test_replay_needs_no_api_key(project: Path) -> None:

@@ -334,6 +334,42 @@ class SFTSettings(_Section):
     train: SFTTrainSettings = SFTTrainSettings()
 
 
+CLIENT_STRATEGIES: tuple[str, ...] = ("instruct_dialogue", "instruct_question", "first_person_dialogue")
+
+
+class ReliabilityClient(_Section):
+    """A client model of the Table 4 study, played with each of ``strategies``."""
+
+    model: Name
+    strategies: tuple[ClientStrategy, ...] = Field(CLIENT_STRATEGIES, min_length=1)  # type: ignore[assignment]
+    label: str | None = Field(None, description="Table 4 row name (default: the model's label)")
+    paper_label: str | None = Field(None, description="the paper's Table 4 row to compare with")
+
+
+class ReliabilitySettings(_Section):
+    """Client-simulator reliability (paper appendix C, Table 4): ``n_cases`` training
+    consultations with their first ``context_rounds`` rounds, ``questions`` clarifying
+    questions each, answered by every client model x strategy; judged for relevance and
+    factuality by ``judge`` (optional) and audited deterministically (:mod:`lecode.audit`)."""
+
+    enabled: bool = Field(False, description="build Table 4 (target table4, part of all)")
+    n_cases: int = Field(100, ge=1, description="training consultations sampled (seeded)")
+    seed: int = 0
+    context_rounds: int = Field(5, ge=0, description="rounds of the real dialogue shown")
+    questions: int = Field(3, ge=1, description="clarifying questions per consultation")
+    question_writer: Name | None = Field(
+        None,
+        description="LLM model entry that writes the questions; null: the real lawyer's next "
+        "clarifying questions (intent 5)",
+    )
+    clients: tuple[ReliabilityClient, ...] = Field(
+        (), description="client models studied; empty: the experiment's client model"
+    )
+    judge: Name | None = Field(
+        None, description="LLM model entry judging relevance and factuality; null: audit only"
+    )
+
+
 class System(_Section):
     """One table row: an expert model played with one strategy."""
 
@@ -367,6 +403,7 @@ class Settings(_Section):
     llm: LLMSettings = LLMSettings()
     cmd: CmdSettings = CmdSettings()
     sft: SFTSettings = SFTSettings()
+    reliability: ReliabilitySettings = ReliabilitySettings()
 
     @model_validator(mode="after")
     def _semantics(self) -> Settings:
@@ -416,10 +453,15 @@ class Settings(_Section):
         return out
 
     def role_models(self) -> list[str]:
-        """Every model name a role uses (experts, client, matcher, judge), in order, once."""
+        """Every model name a role uses (experts, client, matcher, judge, and the reliability
+    study's when it is enabled), in order, once."""
         names = [e.model for e in self.experts] + [self.client.model, self.matcher.model]
         if self.judge is not None:
             names.append(self.judge.model)
+        r = self.reliability
+        if r.enabled:
+            names += [c.model for c in r.clients] or [self.client.model]
+            names += [n for n in (r.question_writer, r.judge) if n is not None]
         return list(dict.fromkeys(names))
 
     def llm_models(self) -> list[str]:
@@ -517,6 +559,7 @@ def _semantic_problems(s: Settings) -> Iterable[str]:
                 problems.append(
                     f"models.{name}.server: {m.server!r} is not a vllm entry with a model_path"
                 )
+    problems.extend(_reliability_problems(s))
     if not problems:
         labels: dict[str, int] = {}
         for i, sys_ in enumerate(s.systems()):
@@ -530,6 +573,29 @@ def _semantic_problems(s: Settings) -> Iterable[str]:
     return problems
 
 
+def _reliability_problems(s: Settings) -> Iterable[str]:
+    """The reliability section names models that can play its roles."""
+    r = s.reliability
+    for i, c in enumerate(r.clients):
+        m = s.models.get(c.model)
+        if m is None:
+            yield f"reliability.clients[{i}].model: model {c.model!r} is not defined under models"
+        elif not m.is_llm and OFFLINE_ROLES[m.agent] != "client":  # type: ignore[union-attr]
+            yield f"reliability.clients[{i}].model: offline agent {m.agent!r} is not a client"  # type: ignore[union-attr]
+    models = [c.model for c in r.clients]
+    if len(set(models)) != len(models):
+        yield f"reliability.clients: {models} names a model twice"
+    for key in ("judge", "question_writer"):
+        name = getattr(r, key)
+        if name is None:
+            continue
+        m = s.models.get(name)
+        if m is None:
+            yield f"reliability.{key}: model {name!r} is not defined under models"
+        elif not m.is_llm:
+            yield f"reliability.{key}: {name!r} is an offline agent; name an LLM model entry"
+
+
 # ---------------------------------------------------------------------------------------------
 # Checks that need the machine, run when the DAG is built (before any job can spend money).
 
@@ -540,9 +606,20 @@ def count_records(path: str | Path) -> int:
         return sum(1 for line in f if line.strip())
 
 
-def check_runnable(settings: Settings, environ: Mapping[str, str] | None = None) -> None:
-    """Dataset files readable and non-empty; API key variables set unless in replay mode."""
-    env = os.environ if environ is None else environ
+def check_runnable(
+    settings: Settings,
+    environ: Mapping[str, str] | None = None,
+    *,
+    models: Iterable[str] | None = None,
+) -> None:
+    """Dataset files readable and non-empty; the API key variable of every model in
+    ``models`` (default: every LLM model a role uses) set, unless in replay mode."""
+    check_data(settings)
+    check_keys(settings, settings.llm_models() if models is None else models, environ)
+
+
+def check_data(settings: Settings) -> None:
+    """The dataset files are readable and hold consultations (naming the setting)."""
     problems: list[str] = []
     for key in ("test", "train"):
         path = getattr(settings.dataset, key)
@@ -553,15 +630,27 @@ def check_runnable(settings: Settings, environ: Mapping[str, str] | None = None)
             continue
         if n == 0 and (key == "test" or _needs_train(settings)):
             problems.append(f"dataset.{key}: {path} holds no consultations")
-    if not settings.replay(env):
-        for name in settings.llm_models():
-            m = settings.models[name]
-            var = getattr(m, "api_key_env", None)
-            if var and not env.get(var):
-                problems.append(
-                    f"models.{name}.api_key_env: environment variable {var} is not set "
-                    f"(set it, or regenerate from stored responses with {REPLAY_ENV}=1)"
-                )
+    if problems:
+        raise SettingsError("the experiment cannot run:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def check_keys(
+    settings: Settings, models: Iterable[str], environ: Mapping[str, str] | None = None
+) -> None:
+    """The API key variable of each of ``models`` is set (nothing is needed in replay mode,
+    where every response comes from the store)."""
+    env = os.environ if environ is None else environ
+    if settings.replay(env):
+        return
+    problems: list[str] = []
+    for name in dict.fromkeys(models):
+        m = settings.models[name]
+        var = getattr(m, "api_key_env", None)
+        if m.is_llm and var and not env.get(var):
+            problems.append(
+                f"models.{name}.api_key_env: environment variable {var} is not set "
+                f"(set it, or regenerate from stored responses with {REPLAY_ENV}=1)"
+            )
     if problems:
         raise SettingsError("the experiment cannot run:\n" + "\n".join(f"  {p}" for p in problems))
 

@@ -9,13 +9,35 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from lecode import paths
 from lecode.plan import Plan
-from lecode.settings import Settings, SettingsError, check_runnable
+from lecode.settings import Settings, SettingsError, check_data, check_keys
 
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
-    check_runnable(SETTINGS)
+    check_data(SETTINGS)
 except SettingsError as exc:
     raise WorkflowError(str(exc)) from None
+
+
+def models_of_jobs(jobs):
+    """The model entries the given jobs call (checked for API keys before any job runs)."""
+    for job in jobs:
+        name = job.rule.name
+        if name == "simulate":
+            yield job.wildcards.expert
+            yield SETTINGS.client.model
+        elif name == "match_facts":
+            yield SETTINGS.matcher.model
+        elif name == "judge_advice" and SETTINGS.judge is not None:
+            yield SETTINGS.judge.model
+
+
+def check_keys_of_scheduled_jobs():
+    """Called by onstart: after the DAG is built, before the first job; a dry run spends
+    nothing and is not checked (`lecode check` checks every model)."""
+    try:
+        check_keys(SETTINGS, models_of_jobs(workflow.dag.needrun_jobs()))
+    except SettingsError as exc:
+        raise WorkflowError(str(exc)) from None
 PLAN = Plan(SETTINGS)
 
 
