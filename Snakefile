@@ -16,6 +16,7 @@ include: "workflow/rules/score.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/servers.smk"
 include: "workflow/rules/sft.smk"
+include: "workflow/rules/reliability.smk"
 
 
 rule all_tables:
@@ -41,3 +42,11 @@ rule sft_data:
     statistics under results/sft/<spec digest>/ (README, "SFT strategies")."""
     input:
         sft_data_targets(),
+
+
+rule table4:
+    """Client-simulator reliability (paper Table 4) under results/table4/<spec digest>/; the
+    tables job (all_tables, all) publishes it to reports/tables/table4.* (README, "Reading
+    Table 4, the audit and the noise report")."""
+    input:
+        table4_targets,

@@ -151,7 +151,16 @@ def _csv_num(x: Any) -> str:
 
 def test_a_document_next_to_every_table(project: SimpleNamespace) -> None:
     docs = load_all(TABLES)
-    assert set(docs) == {"table2", "table3", "paired", "table6", "table7", "usage"}
+    assert set(docs) == {
+        "table2",
+        "table3",
+        "paired",
+        "table6",
+        "table7",
+        "usage",
+        "audit",
+        "robustness",
+    }
     for name, doc in docs.items():
         assert doc.schema_version == SCHEMA_VERSION and doc.table == name
         assert doc.spec_digest == project.plan.tables_spec.digest()

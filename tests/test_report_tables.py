@@ -383,7 +383,10 @@ def test_paper_numbers_file() -> None:
         for line in PAPER_CSV.read_text(encoding="utf-8").splitlines()
         if line and not line.startswith("#")
     ]
-    assert len(rows) == 1 + 12 + 19 * 13 + 29 * 5 + 29 * 8
+    # Table 4: 4 client models x 3 strategies x (relevance, factuality)
+    assert len(rows) == 1 + 12 + 19 * 13 + 29 * 5 + 29 * 8 + 4 * 3 * 2
+    t4 = paper.values[("4", "qwen-max", "first_person_dialogue")]
+    assert (t4["relevance"], t4["factuality"]) == (97.0, 99.3)
 
 
 def test_comparison_table() -> None:

@@ -122,11 +122,18 @@ def _values(rows: list[dict[str, Any]], metric: str) -> dict[str, float]:
     return out
 
 
+#: Tables whose cells are no plain means of a per-dialogue score column (the client audit,
+#: its robustness rows, Table 4): their aggregation text says what they count.
+NOT_SCORE_MEANS = frozenset({"audit", "robustness", "table4"})
+
+
 def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | None:
     """The cell's mean (display scale) and n recomputed from the per-dialogue scores,
     and the dialogues where the metric is missing; ``None`` where that does not apply."""
     row = row_of(doc, cell)
     if doc.layout != "metrics" or row.kind not in ("system", "delta") or doc.run is None:
+        return None
+    if doc.table in NOT_SCORE_MEANS:
         return None
     path = root / doc.run.aggregate.path
     if not path.is_file():

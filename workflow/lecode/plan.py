@@ -11,16 +11,26 @@ from pathlib import Path
 
 from lecode import paths
 from lecode.fingerprint import WORKFLOW_DIR, digest_files, step_code
-from lecode.settings import ModelEntry, Settings, SettingsError, System, VLLMEntry
+from lecode.settings import (
+    ModelEntry,
+    ReliabilityClient,
+    Settings,
+    SettingsError,
+    System,
+    VLLMEntry,
+)
 from lecode.shards import shard_name
 from lecode.specs import (
     AggregateSpec,
-    FileRef,
     FiguresSpec,
+    FileRef,
     HtmlSpec,
     JudgeSpec,
     LLMRuntimeSpec,
     MatchSpec,
+    ReliabilityRun,
+    ReliabilitySampleSpec,
+    ReliabilitySpec,
     ReportSpec,
     Role,
     ScoreSpec,
@@ -29,6 +39,7 @@ from lecode.specs import (
     ShardSpec,
     SimulateSpec,
     SystemFiles,
+    Table4Spec,
     TablesSpec,
     stable_hash,
 )
@@ -39,6 +50,9 @@ JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "s
 #: Templates the SFT samples are rendered with (the zero-shot expert's turn and forced advice).
 SFT_EXPERT_TEMPLATES = ("expert/zero_shot", "expert/advise_only")
 SFT_WRITER_TEMPLATES = ("sft/keyfact_questions", "sft/keyfact_e_questions", "sft/reask")
+#: Templates of the reliability study's question writer and judge (Table 4).
+RELIABILITY_WRITER_TEMPLATES = ("reliability/questions", "reliability/questions_reask")
+RELIABILITY_JUDGE_TEMPLATES = ("reliability/judge", "reliability/reask")
 
 
 def _prompt_hashes(names: tuple[str, ...]) -> dict[str, str]:
@@ -332,7 +346,8 @@ class Plan:
 
     @cached_property
     def tables_spec(self) -> TablesSpec:
-        return self._report(TablesSpec)  # type: ignore[return-value]
+        spec = self._report(TablesSpec)
+        return spec.model_copy(update={"extra_tables": self.extra_table_dirs()})  # type: ignore[return-value]
 
     @cached_property
     def tables_dir(self) -> str:
@@ -439,3 +454,121 @@ class Plan:
         return paths.format(
             paths.SFT_PUBLISHED, publish_dir=self.settings.sft.train.publish_dir, variant=variant
         )
+
+    # -- client-simulator reliability (paper appendix C, Table 4) --------------------------------
+
+    @property
+    def reliability_enabled(self) -> bool:
+        return self.settings.reliability.enabled
+
+    def reliability_clients(self) -> list[ReliabilityClient]:
+        """The studied client models: ``reliability.clients``, or the experiment's client."""
+        r = self.settings.reliability
+        return list(r.clients) or [ReliabilityClient(model=self.settings.client.model)]
+
+    @cached_property
+    def reliability_sample_spec(self) -> ReliabilitySampleSpec:
+        s = self.settings
+        r = s.reliability
+        writer = self.role(r.question_writer) if r.question_writer else None
+        return ReliabilitySampleSpec(
+            train=FileRef.of(s.dataset.train),
+            n_cases=r.n_cases,
+            seed=r.seed,
+            context_rounds=r.context_rounds,
+            questions=r.questions,
+            writer=writer,
+            templates=_prompt_hashes(RELIABILITY_WRITER_TEMPLATES) if writer else {},
+            code=step_code(ReliabilitySampleSpec.step),
+            runtime=self.runtime(writer.name) if writer else LLMRuntimeSpec(),
+        )
+
+    @cached_property
+    def reliability_items_file(self) -> str:
+        return paths.format(paths.RELIABILITY_ITEMS, rsmp=self.reliability_sample_spec.digest())
+
+    def reliability_runs(self) -> list[tuple[str, str]]:
+        """(client model, client strategy) of every answer job, in table order."""
+        return [(c.model, st) for c in self.reliability_clients() for st in c.strategies]
+
+    @cached_property
+    def _reliability(self) -> dict[tuple[str, str], ReliabilitySpec]:
+        r = self.settings.reliability
+        judge = self.role(r.judge) if r.judge else None
+        judge_templates = _prompt_hashes(RELIABILITY_JUDGE_TEMPLATES) if judge else {}
+        sample = self.reliability_sample_spec.digest()
+        out = {}
+        for model, strategy in self.reliability_runs():
+            client = self.role(model)
+            out[(model, strategy)] = ReliabilitySpec(
+                sample=sample,
+                client=client,
+                client_strategy=strategy,
+                judge=judge,
+                templates={
+                    **template_hashes("client", strategy, client.entry),
+                    **judge_templates,
+                },
+                code=step_code(ReliabilitySpec.step),
+                runtime=self.runtime(*(x.name for x in (client, judge) if x is not None)),
+            )
+        return out
+
+    def reliability_spec(self, client: str, strategy: str) -> ReliabilitySpec:
+        try:
+            return self._reliability[(client, strategy)]
+        except KeyError:
+            raise KeyError(f"{client}/{strategy}: not a client of the reliability study") from None
+
+    def reliability_file(self, client: str, strategy: str) -> str:
+        return paths.format(
+            paths.RELIABILITY,
+            rsmp=self.reliability_sample_spec.digest(),
+            rclient=client,
+            cstrategy=strategy,
+            rcfg=self.reliability_spec(client, strategy).digest(),
+        )
+
+    def reliability_files(self) -> list[str]:
+        return [self.reliability_file(c, st) for c, st in self.reliability_runs()]
+
+    @cached_property
+    def table4_spec(self) -> Table4Spec:
+        s = self.settings
+        r = s.reliability
+        runs = []
+        roles: dict[str, Role] = {}
+        for c in self.reliability_clients():
+            entry = s.models[c.model]
+            roles[f"client:{c.model}"] = self.role(c.model)
+            for st in c.strategies:
+                runs.append(
+                    ReliabilityRun(
+                        client=c.model,
+                        label=c.label or entry.label or c.model,
+                        paper_label=c.paper_label or entry.paper_label,
+                        strategy=st,
+                        digest=self.reliability_spec(c.model, st).digest(),
+                        file=self.reliability_file(c.model, st),
+                    )
+                )
+        for key, name in (("judge", r.judge), ("writer", r.question_writer)):
+            if name:
+                roles[key] = self.role(name)
+        return Table4Spec(
+            items=self.reliability_items_file,
+            sample=self.reliability_sample_spec.digest(),
+            runs=tuple(runs),
+            roles=roles,
+            paper=FileRef.of(self.paper),
+            settings=s.report,
+            code=step_code(Table4Spec.step),
+        )
+
+    @cached_property
+    def table4_dir(self) -> str:
+        return paths.format(paths.TABLE4, t4cfg=self.table4_spec.digest())
+
+    def extra_table_dirs(self) -> tuple[str, ...]:
+        """Tables built outside the tables job that it copies in (Table 4 when enabled)."""
+        return (self.table4_dir,) if self.reliability_enabled else ()

@@ -334,7 +334,11 @@ class SFTSettings(_Section):
     train: SFTTrainSettings = SFTTrainSettings()
 
 
-CLIENT_STRATEGIES: tuple[str, ...] = ("instruct_dialogue", "instruct_question", "first_person_dialogue")
+CLIENT_STRATEGIES: tuple[str, ...] = (
+    "instruct_dialogue",
+    "instruct_question",
+    "first_person_dialogue",
+)
 
 
 class ReliabilityClient(_Section):

@@ -209,6 +209,8 @@ class ReportSpec(JobSpec):
 
 class TablesSpec(ReportSpec):
     step: ClassVar[str] = "tables"
+    #: directories of tables other jobs built (Table 4, the noise report), copied in
+    extra_tables: tuple[str, ...] = ()
 
 
 class FiguresSpec(ReportSpec):
@@ -252,3 +254,54 @@ class SFTTrainSpec(JobSpec):
             mode="json", exclude={"base_model", "publish_dir", "logging_steps"}
         )
         return data
+
+
+class ReliabilitySampleSpec(JobSpec):
+    """The consultations, contexts and questions of the client-reliability study (Table 4):
+    sampled from the training set; the questions from the dialogues or from a writer LLM."""
+
+    step: ClassVar[str] = "reliability_sample"
+    train: FileRef
+    n_cases: int
+    seed: int
+    context_rounds: int
+    questions: int
+    writer: Role | None = None
+    templates: dict[str, str] = {}
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+
+class ReliabilitySpec(JobSpec):
+    """One client model x strategy of the reliability study: its answers to the sampled
+    questions, audited, and judged when a judge is configured."""
+
+    step: ClassVar[str] = "reliability"
+    sample: str  # the sample job's digest
+    client: Role
+    client_strategy: str
+    judge: Role | None = None
+    templates: dict[str, str] = {}
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+
+class ReliabilityRun(_Frozen):
+    """One column entry of Table 4: a client model x strategy and the file of its answers."""
+
+    client: str
+    label: str
+    paper_label: str | None = None
+    strategy: str
+    digest: str
+    file: str
+
+
+class Table4Spec(JobSpec):
+    """Table 4 (client-simulator reliability) from the study's answer files."""
+
+    step: ClassVar[str] = "table4"
+    items: str
+    sample: str
+    runs: tuple[ReliabilityRun, ...]
+    roles: dict[str, Role]
+    paper: FileRef
+    settings: ReportSettings

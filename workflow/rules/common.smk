@@ -29,6 +29,12 @@ def models_of_jobs(jobs):
             yield SETTINGS.matcher.model
         elif name == "judge_advice" and SETTINGS.judge is not None:
             yield SETTINGS.judge.model
+        elif name == "reliability":
+            yield job.wildcards.rclient
+            if SETTINGS.reliability.judge is not None:
+                yield SETTINGS.reliability.judge
+        elif name == "reliability_sample" and SETTINGS.reliability.question_writer:
+            yield SETTINGS.reliability.question_writer
 
 
 def check_keys_of_scheduled_jobs():
@@ -148,6 +154,33 @@ def all_transcript_files(wildcards=None):
     return PLAN.all_transcripts()
 
 
+# -- reliability study (Table 4) ------------------------------------------------------------------
+
+
+def reliability_spec(wildcards):
+    spec = PLAN.reliability_spec(wildcards.rclient, wildcards.cstrategy)
+    _check(wildcards, "rcfg", spec.digest())
+    _check(wildcards, "rsmp", PLAN.reliability_sample_spec.digest())
+    return spec
+
+
+def reliability_params(wildcards):
+    return spec_json(reliability_spec(wildcards))
+
+
+def reliability_api(wildcards):
+    spec = reliability_spec(wildcards)
+    return int(any(r is not None and r.is_llm for r in (spec.client, spec.judge)))
+
+
+def table4_targets(wildcards=None):
+    if not PLAN.reliability_enabled:
+        raise WorkflowError(
+            "Table 4 is off: set reliability.enabled: true (params.yaml or --configfile)"
+        )
+    return [PLAN.table4_dir]
+
+
 # -- report steps ---------------------------------------------------------------------------------
 
 
@@ -166,6 +199,9 @@ def report_inputs(spec):
     }
     if spec.tables:
         inputs["tables"] = spec.tables
+    extra = getattr(spec, "extra_tables", ())
+    if extra:
+        inputs["extra_tables"] = list(extra)
     return inputs
 
 

@@ -64,6 +64,9 @@ figcaption { color: var(--muted); font-size: 12px; }
 .scores td { padding: 1px 8px 1px 0; }
 .rationale { font-size: 12.5px; background: var(--bg); padding: 6px 8px; white-space: pre-wrap; }
 .warn { color: var(--w3); font-size: 12px; }
+.turn.flagged { border-left: 4px solid var(--w3); }
+.audit-flag { display: inline-block; margin: 3px 4px 0 0; padding: 1px 6px; border-radius: 10px;
+  font-size: 11px; background: #fdecea; color: #a12622; border: 1px solid #f3b7b2; }
 .muted { color: var(--muted); }
 """
 
@@ -103,6 +106,19 @@ JS = r"""
     return chip;
   }
 
+  const AUDIT_NAMES = {over_limit: "more than 3 facts", unsupported: "unsupported statement",
+    withheld: "withheld (\u4e0d\u77e5\u9053 though a fact answers)",
+    contradicted: "contradicts a fact"};
+  function auditDetail(a, name) {
+    if (name === "over_limit") {
+      return "facts disclosed (" + a.source + "): #" + a.disclosed.join(", #");
+    }
+    if (name === "unsupported") return "no fact supports: " + a.unsupported.join(" / ");
+    if (name === "withheld") return "facts that answer the question: #" + a.withheld.join(", #");
+    return a.contradicted.map((x) => "\u201c" + x.clause + "\u201d vs fact #" + x.fact +
+      " \u201c" + x.fact_clause + "\u201d").join(" / ");
+  }
+
   function selectedSystems() {
     return Array.from(pickerEl.querySelectorAll("input:checked")).map((x) => x.value);
   }
@@ -119,7 +135,9 @@ JS = r"""
     const q = run.turns.filter((t) => t.kind === "question").length;
     col.appendChild(el("div", {class: "run-meta"},
       "stop: " + run.stop_reason + " \u00b7 questions: " + q +
-      " \u00b7 facts elicited: " + run.matched.length + "/" + c.facts.length));
+      " \u00b7 facts elicited: " + run.matched.length + "/" + c.facts.length +
+      (run.audit ? " \u00b7 client answers flagged: " + run.audit.flagged + "/" +
+        run.audit.answers : "")));
     if (run.error) col.appendChild(el("div", {class: "warn"}, "error: " + run.error));
     for (const t of run.turns) {
       const cls = "turn " + t.speaker + (t.kind === "advice" ? " advice" : "");
@@ -131,6 +149,16 @@ JS = r"""
         const chips = el("div", {class: "chips"});
         for (const f of t.facts) chips.appendChild(factChip(c, f.i, f.first));
         box.appendChild(chips);
+      }
+      if (t.audit) {
+        box.classList.add("flagged");
+        box.dataset.flags = t.audit.flags.join(" ");
+        const flags = el("div", {class: "audit-flags"});
+        for (const name of t.audit.flags) {
+          flags.appendChild(el("span", {class: "audit-flag", title: auditDetail(t.audit, name)},
+            "\u26a0 " + (AUDIT_NAMES[name] || name)));
+        }
+        box.appendChild(flags);
       }
       col.appendChild(box);
     }

@@ -323,7 +323,10 @@ class TableDocument(_Model):
         if self.layout != "usage":
             raise ValueError(f"{self.table} is a {self.layout} table")
         schema: dict[str, Any] = {"label": pl.Utf8, "role": pl.Utf8, "dialogues": pl.Int64}
-        schema.update({c.key: USAGE_SCHEMA[c.key] for c in self.columns if c.key in USAGE_SCHEMA})
+        # counts beyond the ledger's (the audit's flagged_answers) are integers too
+        schema.update(
+            {c.key: USAGE_SCHEMA.get(c.key, pl.Int64) for c in self.columns if c.key != "dialogues"}
+        )
         data = [
             {"label": r.label, "role": r.setting, **{c.column: c.value for c in r.cells}}
             for r in self.rows
@@ -538,6 +541,9 @@ def usage_document(summary: pl.DataFrame, provenance: Provenance) -> TableDocume
                 aggregation=(
                     f"distinct dialogues with a usage entry of role {role}"
                     if col == "dialogues"
+                    else "client answers the fidelity audit flagged (lecode.audit), summed over "
+                    "the dialogues; — on the other roles"
+                    if col == "flagged_answers"
                     else f"sum of {col} of role {role} over the usage ledgers of the "
                     "transcripts, matches and judgements"
                 ),

@@ -185,11 +185,13 @@ def build_documents(
     usage: pl.DataFrame | None = None,
     settings: ReportSettings | None = None,
     provenance: Provenance | None = None,
+    audit: pl.DataFrame | None = None,
 ) -> dict[str, TableDocument]:
     """Every table as a document: each cell together with its provenance.
 
     Table 2 needs both case lists; the comparison table needs ``paper_numbers``; the usage
-    table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`). ``provenance`` is the
+    table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`); the client audit and
+    robustness tables need ``audit`` (:func:`lecode.audit.audit_frame`). ``provenance`` is the
     tables job's (:func:`lecode.provenance.table_provenance`); without one the documents name
     only the systems' labels and groups.
     """
@@ -215,8 +217,79 @@ def build_documents(
             table, prov, threshold=settings.coverage_threshold, bootstrap=boot
         )
     if usage is not None:
-        docs["usage"] = usage_document(usage_summary(usage, sys_list), prov)
+        summary = usage_summary(usage, sys_list)
+        if audit is not None:
+            summary = with_audit_column(summary, audit, sys_list)
+        docs["usage"] = usage_document(summary, prov)
+    if audit is not None:
+        docs.update(audit_documents(scores, audit, sys_list, n_expected, settings, prov, boot))
     return docs
+
+
+#: The usage table's diagnostics column: client answers the audit flagged.
+FLAGGED_COLUMN = "flagged_answers"
+
+
+def with_audit_column(
+    summary: pl.DataFrame, audit: pl.DataFrame, systems: Sequence[System]
+) -> pl.DataFrame:
+    """The usage summary with ``flagged_answers`` (client answers the audit flagged) on the
+    client rows, per system and over all systems; null on the other roles' rows."""
+    from lecode.report.usage import ALL_SYSTEMS
+
+    ids = {s.key: s.id for s in systems}
+    counts: dict[str, int] = {}
+    for rec in audit.iter_rows(named=True):
+        key = ids.get((rec["expert"], rec["strategy"]))
+        if key is not None:
+            counts[key] = counts.get(key, 0) + int(rec["n_flagged"] or 0)
+    total = sum(counts.values())
+    values = [
+        (total if r["label"] == ALL_SYSTEMS and not r["system"] else counts.get(r["system"], 0))
+        if r["role"] == "client"
+        else None
+        for r in summary.iter_rows(named=True)
+    ]
+    return summary.with_columns(pl.Series(FLAGGED_COLUMN, values, dtype=pl.Int64))
+
+
+def audit_documents(
+    scores: pl.DataFrame,
+    audit: pl.DataFrame,
+    systems: Sequence[System],
+    n_expected: int,
+    settings: ReportSettings,
+    prov: Provenance,
+    boot: Mapping[str, Any],
+) -> dict[str, TableDocument]:
+    """The ``audit`` and ``robustness`` tables' documents (see :mod:`lecode.report.audit`)."""
+    from lecode.report.audit import AUDIT_AGGREGATION, audit_table, robustness_table
+
+    plan = settings.plan()
+    thr = settings.coverage_threshold
+    audit_doc = metrics_document(
+        audit_table(audit, systems, n_expected, plan=plan), prov, threshold=thr, bootstrap=boot
+    )
+    rows = []
+    for r in audit_doc.rows:
+        cells = []
+        for c in r.cells:
+            what = AUDIT_AGGREGATION.get(c.column)
+            text = (
+                f"share of the dialogue's client answers that are {what}, mean over the n "
+                "dialogues with an answered question, ×100"
+                if what
+                else "share of the n dialogues none of whose client answers is flagged, ×100"
+            )
+            boot_text = c.aggregation.split("; ", 1)[1] if "; " in c.aggregation else ""
+            cells.append(c.model_copy(update={"aggregation": f"{text}; {boot_text}"}))
+        rows.append(r.model_copy(update={"cells": tuple(cells)}))
+    audit_doc = audit_doc.model_copy(update={"rows": tuple(rows)})
+    robust = robustness_table(scores, audit, systems, n_expected, plan=plan)
+    return {
+        "audit": audit_doc,
+        "robustness": metrics_document(robust, prov, threshold=thr, bootstrap=boot),
+    }
 
 
 def write_tables(
@@ -232,6 +305,7 @@ def write_tables(
     settings: ReportSettings | None = None,
     metrics_path: str | Path | None = None,
     provenance: Provenance | None = None,
+    audit: pl.DataFrame | None = None,
 ) -> dict[str, list[Path]]:
     """Write every table under ``out_dir`` (Markdown, CSV, LaTeX and its provenance document,
     all from one :class:`~lecode.report.document.TableDocument`) and the metrics JSON
@@ -249,6 +323,7 @@ def write_tables(
         usage=usage,
         settings=settings,
         provenance=provenance,
+        audit=audit,
     )
     written = {
         name: write_document(doc, out, latex_ci=settings.latex_ci, top=settings.top_marked)

@@ -119,7 +119,10 @@ def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFram
 
 
 def usage_text(column: str, value: object) -> str:
-    """A usage table cell as printed: cost to 4 decimals, counts with thousands separators."""
+    """A usage table cell as printed: cost to 4 decimals, counts with thousands separators,
+    — where a column does not apply to the row (the audit's count on non-client rows)."""
+    if value is None:
+        return "—"
     if column == "cost" and isinstance(value, int | float):
         return f"{value:.4f}"
     if isinstance(value, int):

@@ -8,12 +8,15 @@ Shape::
      "runs": {label: {case_id: {
          "stop_reason", "error", "turns": [{"speaker", "kind", "text", "q", "facts"}],
          "matched": [i], "missed": [i] | null, "match_status", "match_error",
+         "audit": {"answers", "flagged"},
          "scores": {metric: value on the display scale or null},
          "judge": {"status", "error", "scores": {...} | null, "rationale"}}}}}
 
 ``q`` is the question position (1-based) a question or its answer belongs to; ``facts`` on an
 answer (or on an unanswered question) are the fact indices the matcher assigned to that
-position, ``first`` marking those elicited there for the first time.
+position, ``first`` marking those elicited there for the first time. An answer the client
+fidelity audit flags (:mod:`lecode.audit`) carries ``audit``: ``{"q", "flags", "disclosed",
+"source", "unsupported", "withheld", "contradicted"}`` (:meth:`AnswerAudit.as_json`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from lecode.audit import audit_transcript
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.report.spec import EXTRA_METRICS, METRICS, System
 
@@ -117,6 +121,11 @@ def viewer_data(
                 continue
             m = ms.get(key)
             turns, matched = _turns(t, m)
+            checked = audit_transcript(c, t, m)
+            flagged = {a.position: a for a in checked.answers if a.flagged}
+            for item in turns:
+                if item["kind"] == "answer" and item.get("q") in flagged:
+                    item["audit"] = flagged[item["q"]].as_json()
             matched_ok = m is not None and m.status == "ok"
             j = js.get(key)
             per_case[c.id] = {
@@ -129,6 +138,7 @@ def viewer_data(
                 else None,
                 "match_status": None if m is None else m.status,
                 "match_error": None if m is None else m.error,
+                "audit": {"answers": len(checked.answers), "flagged": checked.n_flagged},
                 "scores": _scores(score_rows.get(key)),
                 "judge": None
                 if j is None

@@ -3,6 +3,7 @@ and ``<table>.provenance.json`` from that one document, plus the DVC metrics fil
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -12,14 +13,19 @@ from lecode.steps.report_inputs import ReportInputs
 log = logging.getLogger("lecode")
 
 METRICS_FILE = "metrics.json"
+#: Every client answer the fidelity audit flagged, one JSON object per line.
+AUDIT_FILE = "client_audit.jsonl"
 
 
 def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
+    from lecode.audit import audit_all, audit_frame, flagged_answers
     from lecode.provenance import table_provenance
+    from lecode.recordio import atomic_write_text
     from lecode.report.outputs import ReportSettings, write_tables
 
     data = ReportInputs(spec)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
+    audits = audit_all(data.test, data.transcripts, data.matches)
     written = write_tables(
         data.scores,
         data.system_dicts(),
@@ -32,6 +38,19 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
         settings=ReportSettings.from_settings(spec.settings),
         metrics_path=str(Path(out_dir) / METRICS_FILE),
         provenance=table_provenance(spec, data),
+        audit=audit_frame(audits),
     )
+    audit_path = Path(out_dir) / AUDIT_FILE
+    atomic_write_text(
+        audit_path,
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in flagged_answers(audits)),
+    )
+    written["client_audit"] = [audit_path]
+    for extra in spec.extra_tables:  # tables other jobs built (Table 4), published with these
+        for src in sorted(Path(extra).iterdir()):
+            if src.is_file():
+                dest = Path(out_dir) / src.name
+                atomic_write_text(dest, src.read_text(encoding="utf-8"))
+                written.setdefault("extra", []).append(dest)
     log.info("wrote %s", sorted(p.name for ps in written.values() for p in ps))
     return written

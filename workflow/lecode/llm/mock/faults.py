@@ -16,6 +16,13 @@ so a test can make a fault persistent for exactly one role of one dialogue.
 Content faults: ``no_marker`` (expert reply without 提问/建议),
 ``judge_out_of_range`` (a score of 11), ``matcher_bad_index`` (a fact index past the list),
 ``bad_json`` (matcher/judge prose instead of JSON).
+
+Misbehaving client (content faults of the client role, see
+:meth:`lecode.llm.mock.players.Players.client`): ``client_leaks`` (every fact of the case in
+one answer, more than the 3 the protocol allows), ``client_invents`` (an invented sentence no
+fact supports, :data:`~lecode.llm.mock.players.INVENTED`), ``client_withholds`` (不知道 although
+the question names a fact), ``client_contradicts`` (the named fact negated). ``judge_drift``
+moves every judge score down by 3 (floored at 1).
 """
 
 from __future__ import annotations
@@ -31,7 +38,19 @@ HTTP_FAULTS = (
     "empty",
     "unauthorized_echo",
 )
-CONTENT_FAULTS = ("no_marker", "judge_out_of_range", "matcher_bad_index", "bad_json")
+CONTENT_FAULTS = (
+    "no_marker",
+    "judge_out_of_range",
+    "matcher_bad_index",
+    "bad_json",
+    # a misbehaving simulated client (what lecode.audit is meant to catch)
+    "client_leaks",
+    "client_invents",
+    "client_withholds",
+    "client_contradicts",
+    # a judge whose scores drifted (what the judge-drift sentinel is meant to catch)
+    "judge_drift",
+)
 
 
 def unit(*parts: object) -> float:

@@ -20,6 +20,8 @@ from lecode.llm.mock.casedata import CaseText
 from lecode.llm.render import LAWYER_PREFIX
 
 OFF_FACT_QUESTION = "您手里有没有录音、合同原件之类的其他书面证据？"
+#: What the ``client_invents`` fault adds to an answer: no case fact supports it.
+INVENTED = "另外，我家的狗叫旺财，今年已经养了五年了。"
 TELL_ALL = ("都告诉我", "全部经过", "所有情况")
 
 
@@ -97,15 +99,73 @@ class Players:
         return ("提问：" if kind == "question" else "建议：") + text
 
     # -- client ---------------------------------------------------------------------------
-    def client(self, prompt: str) -> str:
+    def client(
+        self,
+        prompt: str,
+        *,
+        leaks: bool = False,
+        invents: bool = False,
+        withholds: bool = False,
+        contradicts: bool = False,
+    ) -> str:
+        """The fact the question names, else 不知道; the flags make it misbehave (see
+        :mod:`lecode.llm.mock.faults`): ``leaks`` answers with every fact, ``invents`` adds
+        :data:`INVENTED`, ``withholds`` says 不知道 to a question naming a fact,
+        ``contradicts`` negates the named fact (没有 + fact)."""
         question = _section(prompt, "【律师的问题】")
         if any(marker in question for marker in TELL_ALL):
             return "这个一下子说不清，您具体想了解哪方面？"
         facts = [line[2:].strip() for line in prompt.splitlines() if line.startswith("- ")]
-        for fact in facts:
-            if fact and fact in question:
-                return fact
-        return "不知道"
+        named = next((f for f in facts if f and f in question), None)
+        if leaks and facts:
+            answer = "；".join(f.rstrip("。；") for f in facts if f) + "。"
+        elif named is None or withholds:
+            answer = "不知道"
+        elif contradicts:
+            answer = "没有" + named
+        else:
+            answer = named
+        if invents:
+            answer = (answer.rstrip("。") + "。" if answer != "不知道" else "") + INVENTED
+        return answer
+
+    # -- reliability study (Table 4) -------------------------------------------------------
+    def reliability_questions(self, prompt: str) -> str:
+        """The question writer: the number asked for, of fixed questions (the writer never sees
+        the facts, so the mock asks what a lawyer commonly asks)."""
+        m = re.search(r"(\d+) 个澄清问题", prompt)
+        n = int(m.group(1)) if m else 3
+        pool = [
+            "这件事最早是什么时候发生的？",
+            "对方现在是什么态度？",
+            "您手里有没有书面的证据？",
+            "事情发生后您报过警或者找过有关部门吗？",
+            "你们之间签过什么协议吗？",
+        ]
+        qs = [pool[k % len(pool)] + ("" if k < len(pool) else f"（{k}）") for k in range(n)]
+        return json.dumps({"questions": qs}, ensure_ascii=False)
+
+    def reliability_judge(self, prompt: str) -> str:
+        """Relevance and factuality of a client answer: factual when every statement (split
+        at 。；) is 不知道 or inside a fact; relevant unless it says 不知道 to a question that
+        names a fact, or states more than 3 facts."""
+        facts = []
+        for line in _section(prompt, "【关键事实清单】").splitlines():
+            m = re.match(r"^(\d+):\s*(.*)$", line)
+            if m:
+                facts.append(m.group(2).strip())
+        question = _section(prompt, "【律师的问题】").strip()
+        answer = _section(prompt, "【模拟当事人的回答】").strip()
+        parts = [p.strip() for p in answer.replace("；", "。").split("。") if p.strip()]
+        factual = all(p == "不知道" or any(p in f for f in facts) for p in parts)
+        named = any(f and f in question for f in facts)
+        stated = sum(1 for f in facts if f and f in answer)
+        relevant = not ((answer == "不知道" and named) or stated > 3)
+        reason = "模拟评审：" + ("与事实清单一致。" if factual else "含有清单以外的信息。")
+        return json.dumps(
+            {"reason": reason, "relevance": int(relevant), "factuality": int(factual)},
+            ensure_ascii=False,
+        )
 
     # -- matcher --------------------------------------------------------------------------
     def matcher(self, prompt: str, *, bad_index: bool, bad_json: bool, digest: str) -> str:
@@ -130,10 +190,11 @@ class Players:
         return text
 
     # -- judge ----------------------------------------------------------------------------
-    def judge(self, prompt: str, *, out_of_range: bool, bad_json: bool) -> str:
+    def judge(self, prompt: str, *, out_of_range: bool, bad_json: bool, drift: bool = False) -> str:
         """The Table 9 reply: reasoning first (comparison with the reference, one reason per
         dimension), then five hash-derived scores and their rounded mean as the overall score;
-        advice equal to the reference scores at least 7 everywhere."""
+        advice equal to the reference scores at least 7 everywhere. ``drift`` lowers every
+        score by 3 (at least 1)."""
         if bad_json:
             return "这条建议整体不错，专业性较强。"
         advice = _section(prompt, "【待评建议】")
@@ -141,6 +202,8 @@ class Players:
         same = bool(advice) and advice == reference
         names = ("professionalism", "fluency", "completeness", "satisfaction", "safety")
         scores = {n: (7 + _h(advice, n) % 4 if same else 4 + _h(advice, n) % 6) for n in names}
+        if drift:
+            scores = {n: max(1, v - 3) for n, v in scores.items()}
         scores["overall"] = round(sum(scores.values()) / len(names))
         if out_of_range:
             scores["professionalism"] = 11

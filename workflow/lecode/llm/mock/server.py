@@ -262,7 +262,13 @@ class _Handler(BaseHTTPRequestHandler):
                 and faults.content_fault("no_marker", digest),
             )
         if role == "client":
-            return st.players.client(everything)
+            return st.players.client(
+                everything,
+                leaks=faults.content_fault("client_leaks", digest),
+                invents=faults.content_fault("client_invents", digest),
+                withholds=faults.content_fault("client_withholds", digest),
+                contradicts=faults.content_fault("client_contradicts", digest),
+            )
         if role == "matcher":
             return st.players.matcher(
                 main,
@@ -270,11 +276,16 @@ class _Handler(BaseHTTPRequestHandler):
                 bad_json=faults.content_fault("bad_json", digest),
                 digest=digest,
             )
+        if role == "judge" and purpose == "reliability":
+            return st.players.reliability_judge(main)
+        if role == "writer" and purpose == "reliability_questions":
+            return st.players.reliability_questions(main)
         if role == "judge":
             return st.players.judge(
                 main,
                 out_of_range=faults.content_fault("judge_out_of_range", digest),
                 bad_json=faults.content_fault("bad_json", digest),
+                drift=faults.content_fault("judge_drift", digest),
             )
         return "好的。"
 

@@ -1,0 +1,52 @@
+"""The consultations, contexts and questions of the client-reliability study (Table 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lecode.dataset import load_cases
+from lecode.reliability import (
+    WRITER_TEMPLATES,
+    QuestionWriter,
+    build_role,
+    lawyer_items,
+    write_items,
+    writer_items,
+)
+from lecode.specs import ReliabilitySampleSpec
+from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
+
+
+def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
+    cases = load_cases(spec.train.path)
+    kw = {
+        "n": spec.n_cases,
+        "seed": spec.seed,
+        "context_rounds": spec.context_rounds,
+        "questions": spec.questions,
+    }
+    if spec.writer is None:
+        items = lawyer_items(cases, **kw)
+    else:
+        ctx = role_context(spec.runtime, [spec.writer], job="reliability_sample")
+        try:
+            writer = build_role(
+                QuestionWriter,
+                spec.writer.name,
+                spec.writer.entry.model_dump(mode="json"),
+                ctx,
+                WRITER_TEMPLATES,
+            )
+            items = asyncio.run(writer_items(cases, writer, **kw))
+        finally:
+            close_context(ctx)
+    if not items:
+        raise ValueError(
+            f"{spec.train.path}: no training consultation has {spec.questions} clarifying "
+            "questions to study (reliability.questions)"
+        )
+    log.info("reliability study: %d consultations, %d questions each", len(items), spec.questions)
+    write_items(out, items)
