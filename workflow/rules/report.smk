@@ -13,6 +13,8 @@ rule tables:
     threads: 2
     resources:
         mem_mb=2000,
+        runtime=30,
+        cpus_per_task=lambda wildcards, threads: threads,
     log:
         paths.log(TABLES_DIR),
     benchmark:
@@ -32,6 +34,8 @@ rule figures:
     threads: 1
     resources:
         mem_mb=2000,
+        runtime=30,
+        cpus_per_task=lambda wildcards, threads: threads,
     log:
         paths.log(FIGURES_DIR),
     benchmark:
@@ -43,7 +47,7 @@ rule figures:
 rule html_report:
     input:
         **report_inputs(PLAN.html_spec),
-        figures=FIGURES_DIR,
+        figures=ancient(FIGURES_DIR),  # digest-named folders: existence decides (see common)
     output:
         HTML_FILE,
     params:
@@ -51,6 +55,8 @@ rule html_report:
     threads: 2
     resources:
         mem_mb=2000,
+        runtime=30,
+        cpus_per_task=lambda wildcards, threads: threads,
     log:
         paths.log(HTML_FILE),
     script:
@@ -59,10 +65,14 @@ rule html_report:
 
 rule publish_tables:
     input:
-        TABLES_DIR,
+        ancient(TABLES_DIR),
     output:
         tables=directory(paths.PUBLISHED_TABLES),
         metrics=paths.PUBLISHED_METRICS,
+    resources:
+        runtime=5,
+        mem_mb=500,
+        cpus_per_task=1,
     log:
         "logs/publish/tables.log",
     shell:
@@ -72,11 +82,15 @@ rule publish_tables:
 
 rule publish_figures:
     input:
-        figures=FIGURES_DIR,
-        plots=PLOTS_DIR,
+        figures=ancient(FIGURES_DIR),
+        plots=ancient(PLOTS_DIR),
     output:
         figures=directory(paths.PUBLISHED_FIGURES),
         plots=directory(paths.PUBLISHED_PLOTS),
+    resources:
+        runtime=5,
+        mem_mb=500,
+        cpus_per_task=1,
     log:
         "logs/publish/figures.log",
     shell:
@@ -89,6 +103,10 @@ rule publish_html:
         HTML_FILE,
     output:
         paths.PUBLISHED_HTML,
+    resources:
+        runtime=5,
+        mem_mb=500,
+        cpus_per_task=1,
     log:
         "logs/publish/html.log",
     shell:
