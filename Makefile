@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: env sysdeps all_tables all sft-data sft-paper test test-slow test-all lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: env sysdeps all_tables all sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -62,6 +62,31 @@ test-slow: env sysdeps
 
 test-all: env sysdeps
 	$(VENV)/bin/pytest -q -m "slow or not slow"
+
+# Running on a cluster (README, "Running on a cluster"): the SLURM executor plugin, the
+# Kubernetes executor and S3 storage plugins, DVC's S3 remote and the local S3 server of the
+# tests, exact versions (pyproject extras cluster, kubernetes, s3, cluster-test). Installed
+# into .venv, not locked: `make env` re-syncs .venv from requirements.lock when the lock or
+# pyproject.toml change, and this target then installs them again.
+CLUSTER_PKGS := snakemake-executor-plugin-slurm==2.8.0 snakemake-executor-plugin-slurm-jobstep==0.6.1 \
+	snakemake-executor-plugin-kubernetes==0.5.1 snakemake-storage-plugin-s3==0.3.6 dvc-s3==3.3.0 \
+	moto[server]==5.2.5
+
+cluster-env: $(VENV)/.cluster-installed
+
+$(VENV)/.cluster-installed: $(VENV)/.installed Makefile
+	VIRTUAL_ENV=$(VENV) uv pip install -q $(foreach p,$(CLUSTER_PKGS),'$(p)')
+	touch $@
+
+# The cluster tests (tests/cluster): a one-node SLURM cluster with accounting on this machine
+# (scripts/slurm_local.sh: Debian packages, root), the sample DAG through the SLURM executor,
+# the vLLM GPU job script, a DVC remote on a local S3 server. Stops the daemons it started.
+# The test node offers twice the machine's cores: its jobs mostly wait (Snakemake starting in
+# each, sacct polling), so two cores run four of them well.
+test-cluster: env cluster-env
+	LECODE_SLURM_CPUS=$$(( $$(nproc) * 2 )) bash scripts/slurm_local.sh start
+	status=0; LECODE_CLUSTER_TESTS=1 $(VENV)/bin/pytest -q -m cluster --durations=5 tests/cluster || status=$$?; \
+		bash scripts/slurm_local.sh stop; exit $$status
 
 lint: env
 	$(VENV)/bin/ruff check workflow tests benchmarks scripts

@@ -8,6 +8,10 @@ rule shard_dataset:
         **shard_outputs(),
     params:
         spec=spec_json(PLAN.shard_spec),
+    resources:
+        runtime=10,
+        mem_mb=1000,
+        cpus_per_task=1,
     log:
         paths.log(paths.SHARD_DIR.format(shardset=SHARDSET)),
     script:

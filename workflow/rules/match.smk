@@ -10,6 +10,9 @@ rule match_facts:
         spec=match_params,
     resources:
         api=match_api,
+        runtime=lambda wildcards: 120 if match_api(wildcards) else 15,
+        mem_mb=2000,
+        cpus_per_task=1,
     log:
         paths.log(paths.MATCH),
     benchmark:
@@ -27,6 +30,9 @@ rule judge_advice:
         spec=judge_params,
     resources:
         api=1,
+        runtime=120,
+        mem_mb=2000,
+        cpus_per_task=1,
     log:
         paths.log(paths.JUDGEMENT),
     benchmark:

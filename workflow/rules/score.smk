@@ -12,6 +12,8 @@ rule score_system:
     threads: SETTINGS.metrics.bertscore.threads
     resources:
         mem_mb=SETTINGS.metrics.bertscore.mem_mb,
+        runtime=60,
+        cpus_per_task=lambda wildcards, threads: threads,
     log:
         paths.log(paths.SCORE),
     benchmark:
@@ -28,6 +30,10 @@ rule aggregate_scores:
         PLAN.aggregate_file,
     params:
         spec=spec_json(PLAN.aggregate_spec),
+    resources:
+        runtime=10,
+        mem_mb=2000,
+        cpus_per_task=1,
     log:
         paths.log(PLAN.aggregate_file),
     script:

@@ -63,6 +63,8 @@ rule build_sft_data:
             )
         ),
         mem_mb=1000,
+        runtime=120,
+        cpus_per_task=1,
     log:
         paths.log(paths.SFT_DATA),
     script:
@@ -84,6 +86,9 @@ rule train_lora:
     resources:
         gpu=SETTINGS.sft.train.devices,
         mem_mb=32000,
+        # minutes: about 4.7 A100-hours per variant on one GPU (README, "SFT strategies")
+        runtime=720,
+        cpus_per_task=lambda wildcards, threads: threads,
     log:
         paths.log(paths.SFT_ADAPTER),
     script:
@@ -99,6 +104,8 @@ rule publish_lora:
         directory(SETTINGS.sft.train.publish_dir + "/{variant}-sft"),
     resources:
         mem_mb=500,
+        runtime=5,
+        cpus_per_task=1,
     log:
         "logs/publish/sft-{variant}.log",
     shell:
