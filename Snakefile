@@ -17,6 +17,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/servers.smk"
 include: "workflow/rules/sft.smk"
 include: "workflow/rules/reliability.smk"
+include: "workflow/rules/noise.smk"
 
 
 rule all_tables:

@@ -75,6 +75,9 @@ def llm_config(url: str, *, max_retries: int = 10) -> dict[str, Any]:
         "metrics": {"bertscore": {"enabled": False}},
         "report": {"bootstrap": {"resamples": 200}},
         "llm": {"retry": {"base_delay": 0.001, "rate_limit_delay": 0.001, "max_delay": 0.01}},
+        # the judge-drift sentinel has its own DAG test (tests/test_trust_dag.py); here its
+        # anchor requests would add retries that no transcript, match or judgement records
+        "judge_sentinel": {"enabled": False},
     }
 
 

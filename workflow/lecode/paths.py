@@ -18,7 +18,7 @@ WILDCARDS: Final[dict[str, str]] = {
     **{k: DIGEST for k in ("shardset", "sim", "mcfg", "jcfg", "scfg", "agg", "tcfg", "fcfg", "hcfg")},
     **{k: DIGEST for k in ("sftd", "sftt")},
     "variant": r"direct|keyfact|keyfact-e",
-    **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg")},
+    **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg", "repcfg", "ncfg", "sncfg")},
     "rclient": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     "cstrategy": r"instruct_dialogue|instruct_question|first_person_dialogue",
 }
@@ -54,6 +54,11 @@ SFT_PUBLISHED: Final = "{publish_dir}/{variant}-sft"
 RELIABILITY_ITEMS: Final = "results/reliability/{rsmp}/items.jsonl"
 RELIABILITY: Final = "results/reliability/{rsmp}/{rclient}/{cstrategy}/{rcfg}.jsonl"
 TABLE4: Final = "results/table4/{t4cfg}"
+# Measured noise: replicate runs on a fixed subset (their simulate digest carries the replicate
+# indices), the variance decomposition, and the judge-drift sentinel.
+REPLICATE: Final = "results/replicates/{expert}/{strategy}/{sim}/{repcfg}"
+NOISE: Final = "results/noise/{ncfg}"
+SENTINEL: Final = "results/sentinel/{sncfg}"
 #: Finished dialogues of one expert x strategy configuration, across shard sets.
 JOURNAL: Final = "store/dialogues/{expert}/{strategy}/{sim}.jsonl"
 

@@ -28,12 +28,16 @@ from lecode.specs import (
     JudgeSpec,
     LLMRuntimeSpec,
     MatchSpec,
+    NoiseSpec,
     ReliabilityRun,
     ReliabilitySampleSpec,
     ReliabilitySpec,
+    ReplicateRun,
+    ReplicateSpec,
     ReportSpec,
     Role,
     ScoreSpec,
+    SentinelSpec,
     SFTDataSpec,
     SFTTrainSpec,
     ShardSpec,
@@ -570,5 +574,170 @@ class Plan:
         return paths.format(paths.TABLE4, t4cfg=self.table4_spec.digest())
 
     def extra_table_dirs(self) -> tuple[str, ...]:
-        """Tables built outside the tables job that it copies in (Table 4 when enabled)."""
-        return (self.table4_dir,) if self.reliability_enabled else ()
+        """Tables built outside the tables job that it copies in: Table 4, the noise report and
+        the judge-drift sentinel, each when enabled."""
+        out = []
+        if self.reliability_enabled:
+            out.append(self.table4_dir)
+        if self.replicates_enabled:
+            out.append(self.noise_dir)
+        if self.sentinel_enabled:
+            out.append(self.sentinel_dir)
+        return tuple(out)
+
+    # -- measured noise (replicates) -------------------------------------------------------------
+
+    @property
+    def replicates_enabled(self) -> bool:
+        return self.settings.replicates.enabled
+
+    def replicated_systems(self) -> list[System]:
+        chosen = set(self.settings.replicates.experts)
+        return [x for x in self.systems if not chosen or x.expert in chosen]
+
+    def replicate_factors(self) -> tuple[str, ...]:
+        """The varied factors (judge only when a judge is configured)."""
+        vary = self.settings.replicates.vary
+        return tuple(f for f in vary if f != "judge" or self.settings.judge is not None)
+
+    @cached_property
+    def replicate_cases(self) -> tuple[str, ...]:
+        """The fixed subset: the first ``replicates.cases`` test cases in id-hash order (within
+        ``dataset.limit``)."""
+        from lecode.dataset import load_cases
+        from lecode.shards import select
+
+        d = self.settings.dataset
+        cases = select(load_cases(d.test), d.limit)
+        return tuple(sorted(c.id for c in select(cases, self.settings.replicates.cases)))
+
+    @cached_property
+    def _replicates(self) -> dict[tuple[str, str, str, int], ReplicateSpec]:
+        s = self.settings
+        n = s.replicates.n
+        runs = [("base", 0)] + [(f, r) for f in self.replicate_factors() for r in range(1, n)]
+        test = FileRef.of(s.dataset.test)
+        names = [s.client.model, s.matcher.model] + ([s.judge.model] if s.judge else [])
+        out = {}
+        for x in self.replicated_systems():
+            base = self.simulate_spec(x.expert, x.strategy)
+            for factor, r in runs:
+                sim = base.model_copy(
+                    update={
+                        "replicate": r if factor == "expert" else 0,
+                        "client_replicate": r if factor == "client" else 0,
+                    }
+                )
+                out[(x.expert, x.strategy, factor, r)] = ReplicateSpec(
+                    factor=factor,
+                    index=r,
+                    simulate=sim,
+                    match=self.match_spec,
+                    judge=self.judge_spec,
+                    judge_replicate=r if factor == "judge" else 0,
+                    score=self.score_spec,
+                    test=test,
+                    cases=self.replicate_cases,
+                    code=step_code(ReplicateSpec.step),
+                    runtime=self.runtime(x.expert, *names),
+                )
+        return out
+
+    def replicate_specs(self) -> list[ReplicateSpec]:
+        return list(self._replicates.values())
+
+    def replicate_dir(self, spec: ReplicateSpec) -> str:
+        return paths.format(
+            paths.REPLICATE,
+            expert=spec.simulate.expert.name,
+            strategy=spec.simulate.strategy,
+            sim=spec.simulate.digest(),
+            repcfg=spec.digest(),
+        )
+
+    @cached_property
+    def _replicate_by_path(self) -> dict[tuple[str, str, str, str], ReplicateSpec]:
+        return {
+            (sp.simulate.expert.name, sp.simulate.strategy, sp.simulate.digest(), sp.digest()): sp
+            for sp in self._replicates.values()
+        }
+
+    def replicate_spec_at(self, expert: str, strategy: str, sim: str, repcfg: str) -> ReplicateSpec:
+        try:
+            return self._replicate_by_path[(expert, strategy, sim, repcfg)]
+        except KeyError:
+            raise KeyError(
+                f"{expert}/{strategy}/{sim}/{repcfg} is not a replicate run of this configuration"
+            ) from None
+
+    def replicate_dirs(self) -> list[str]:
+        return [self.replicate_dir(sp) for sp in self._replicates.values()]
+
+    @cached_property
+    def noise_spec(self) -> NoiseSpec:
+        r = self.settings.replicates
+        runs = tuple(
+            ReplicateRun(
+                expert=e,
+                strategy=st,
+                factor=f,
+                index=k,
+                digest=sp.digest(),
+                dir=self.replicate_dir(sp),
+            )
+            for (e, st, f, k), sp in self._replicates.items()
+        )
+        b = self.settings.metrics.bertscore
+        return NoiseSpec(
+            runs=runs,
+            index=self.index_file,
+            test=FileRef.of(self.settings.dataset.test),
+            bertscore=b if b.enabled else None,
+            vary=self.replicate_factors(),
+            alpha=r.alpha,
+            power=r.power,
+            not_applicable=self.tables_not_applicable(),
+            code=step_code(NoiseSpec.step),
+        )
+
+    @cached_property
+    def noise_dir(self) -> str:
+        return paths.format(paths.NOISE, ncfg=self.noise_spec.digest())
+
+    def tables_not_applicable(self) -> tuple[str, ...]:
+        s = self.settings
+        out: list[str] = []
+        if s.judge is None:
+            out += list(JUDGE_FIELDS)
+        if not s.metrics.bertscore.enabled:
+            out += ["bertscore_f1", "bertscore_truncated"]
+        return tuple(out)
+
+    # -- the judge-drift sentinel ----------------------------------------------------------------
+
+    @property
+    def sentinel_enabled(self) -> bool:
+        return self.settings.judge is not None and self.settings.judge_sentinel.enabled
+
+    @cached_property
+    def sentinel_spec(self) -> SentinelSpec:
+        js = self.judge_spec
+        assert js is not None
+        cfg = self.settings.judge_sentinel
+        # each new scoring run (judge, test set or systems) re-judges the anchors
+        epoch = stable_hash([js.digest(), self.shardset, sorted(self._sim_digests.values())])
+        return SentinelSpec(
+            judge=js.role,
+            templates=js.templates,
+            anchors=FileRef.of(cfg.anchors),
+            stored=FileRef.of(cfg.stored) if Path(cfg.stored).is_file() else None,
+            threshold=cfg.threshold,
+            tolerance=cfg.tolerance,
+            epoch=epoch,
+            code=step_code(SentinelSpec.step),
+            runtime=js.runtime,
+        )
+
+    @cached_property
+    def sentinel_dir(self) -> str:
+        return paths.format(paths.SENTINEL, sncfg=self.sentinel_spec.digest())

@@ -374,6 +374,43 @@ class ReliabilitySettings(_Section):
     )
 
 
+ReplicateFactor = Literal["expert", "client", "judge"]
+
+
+class ReplicateSettings(_Section):
+    """Measured noise: each replicated system runs ``n`` times per varied factor (the base run
+    included) on a fixed subset of test cases; see :mod:`lecode.noise`."""
+
+    n: int = Field(1, ge=1, le=50, description="runs per system and factor; 1: no replicates")
+    cases: int = Field(20, ge=2, description="the fixed subset: first N test cases (id-hash order)")
+    vary: tuple[ReplicateFactor, ...] = Field(
+        ("expert", "client", "judge"),
+        min_length=1,
+        description="whose seeds change between runs, one factor at a time",
+    )
+    experts: tuple[Name, ...] = Field((), description="expert models replicated; empty: all")
+    alpha: float = Field(0.05, gt=0, lt=1, description="two-sided test level of the MDD")
+    power: float = Field(0.8, gt=0, lt=1, description="power of the minimum detectable difference")
+
+    @property
+    def enabled(self) -> bool:
+        return self.n > 1
+
+
+class SentinelSettings(_Section):
+    """Judge-drift sentinel: a frozen anchor set re-judged at each scoring run; the run fails
+    when agreement with the stored judgements falls below ``threshold``."""
+
+    enabled: bool = Field(True, description="re-judge the anchors whenever a judge is configured")
+    anchors: str = "data/anchors/judge_anchors.jsonl"
+    stored: str = Field(
+        "data/anchors/judge_anchor_scores.json",
+        description="stored judgements by served model id (record with lecode sentinel-record)",
+    )
+    threshold: float = Field(0.8, ge=0, le=1, description="least share of scores that agree")
+    tolerance: int = Field(1, ge=0, le=9, description="a score agrees within this many points")
+
+
 class System(_Section):
     """One table row: an expert model played with one strategy."""
 
@@ -408,6 +445,8 @@ class Settings(_Section):
     cmd: CmdSettings = CmdSettings()
     sft: SFTSettings = SFTSettings()
     reliability: ReliabilitySettings = ReliabilitySettings()
+    replicates: ReplicateSettings = ReplicateSettings()
+    judge_sentinel: SentinelSettings = SentinelSettings()
 
     @model_validator(mode="after")
     def _semantics(self) -> Settings:
@@ -564,6 +603,9 @@ def _semantic_problems(s: Settings) -> Iterable[str]:
                     f"models.{name}.server: {m.server!r} is not a vllm entry with a model_path"
                 )
     problems.extend(_reliability_problems(s))
+    for i, name in enumerate(s.replicates.experts):
+        if name not in {e.model for e in s.experts}:
+            problems.append(f"replicates.experts[{i}]: {name!r} is not the model of an expert")
     if not problems:
         labels: dict[str, int] = {}
         for i, sys_ in enumerate(s.systems()):

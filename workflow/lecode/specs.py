@@ -139,6 +139,17 @@ class SimulateSpec(JobSpec):
     fail_on_error: float | None = None
     runtime: LLMRuntimeSpec = LLMRuntimeSpec()
     runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime", "fail_on_error"})
+    #: replicate indices of the expert and the client (``replicates:``): seed + index and
+    #: their own cache keys; 0 is the main run and leaves the digest as it always was
+    replicate: int = 0
+    client_replicate: int = 0
+
+    def identity(self) -> dict[str, Any]:
+        data = super().identity()
+        for key in ("replicate", "client_replicate"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
 
 
 class EvaluateSpec(JobSpec):
@@ -305,3 +316,76 @@ class Table4Spec(JobSpec):
     roles: dict[str, Role]
     paper: FileRef
     settings: ReportSettings
+
+
+class ReplicateSpec(JobSpec):
+    """One run of the noise study on the fixed subset: the system simulated with its replicate
+    indices (in the simulate spec, so in its digest, journal and path), matched, judged with
+    ``judge_replicate`` and scored."""
+
+    step: ClassVar[str] = "replicate"
+    factor: str  # base | expert | client | judge
+    index: int
+    simulate: SimulateSpec
+    match: MatchSpec
+    judge: JudgeSpec | None = None
+    judge_replicate: int = 0
+    score: ScoreSpec
+    test: FileRef
+    cases: tuple[str, ...]
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+    def identity(self) -> dict[str, Any]:
+        data = super().identity()
+        data["simulate"] = self.simulate.identity()
+        data["match"] = self.match.identity()
+        data["judge"] = None if self.judge is None else self.judge.identity()
+        data["score"] = self.score.identity()
+        return data
+
+
+class ReplicateRun(_Frozen):
+    """A finished replicate run as the noise job reads it."""
+
+    expert: str
+    strategy: str
+    factor: str
+    index: int
+    digest: str
+    dir: str
+
+
+class NoiseSpec(JobSpec):
+    """The variance decomposition and minimum detectable differences from the replicate runs."""
+
+    step: ClassVar[str] = "noise"
+    runs: tuple[ReplicateRun, ...]
+    index: str
+    test: FileRef
+    vary: tuple[str, ...]
+    alpha: float
+    power: float
+    not_applicable: tuple[str, ...] = ()
+    #: BERTScore of every run's advice, computed here with one model load (None: off)
+    bertscore: BertScoreSettings | None = None
+
+    def identity(self) -> dict[str, Any]:
+        data = super().identity()
+        data["bertscore"] = None if self.bertscore is None else self.bertscore.identity()
+        return data
+
+
+class SentinelSpec(JobSpec):
+    """The judge-drift sentinel: the anchors re-judged under ``epoch`` (the digest of the
+    judging it guards, so each new scoring run asks the endpoint and a replay reads the
+    store), compared with the stored judgements."""
+
+    step: ClassVar[str] = "judge_sentinel"
+    judge: Role
+    templates: dict[str, str] = {}
+    anchors: FileRef
+    stored: FileRef | None = None
+    threshold: float
+    tolerance: int
+    epoch: str
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()

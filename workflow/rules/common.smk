@@ -35,6 +35,14 @@ def models_of_jobs(jobs):
                 yield SETTINGS.reliability.judge
         elif name == "reliability_sample" and SETTINGS.reliability.question_writer:
             yield SETTINGS.reliability.question_writer
+        elif name == "replicate":
+            yield job.wildcards.expert
+            yield SETTINGS.client.model
+            yield SETTINGS.matcher.model
+            if SETTINGS.judge is not None:
+                yield SETTINGS.judge.model
+        elif name == "judge_sentinel" and SETTINGS.judge is not None:
+            yield SETTINGS.judge.model
 
 
 def check_keys_of_scheduled_jobs():
@@ -179,6 +187,33 @@ def table4_targets(wildcards=None):
             "Table 4 is off: set reliability.enabled: true (params.yaml or --configfile)"
         )
     return [PLAN.table4_dir]
+
+
+# -- measured noise (replicates) ------------------------------------------------------------------
+
+
+def replicate_spec(wildcards):
+    return PLAN.replicate_spec_at(
+        wildcards.expert, wildcards.strategy, wildcards.sim, wildcards.repcfg
+    )
+
+
+def replicate_inputs(wildcards):
+    spec = replicate_spec(wildcards)
+    inputs = {"test": spec.test.path}
+    if spec.simulate.train is not None:
+        inputs["train"] = spec.simulate.train.path
+    return inputs
+
+
+def replicate_params(wildcards):
+    return spec_json(replicate_spec(wildcards))
+
+
+def replicate_api(wildcards):
+    spec = replicate_spec(wildcards)
+    roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]
+    return int(any(r.is_llm for r in roles) or spec.judge is not None)
 
 
 # -- report steps ---------------------------------------------------------------------------------

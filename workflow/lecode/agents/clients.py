@@ -16,8 +16,15 @@ from lecode.agents.context import (
 
 
 def build_client(
-    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+    model_name: str,
+    model_cfg: Mapping[str, Any],
+    strategy: str,
+    ctx: RoleContext,
+    *,
+    replicate: int = 0,
 ) -> Client:
+    """``replicate`` > 0: an independent run of an LLM client (seed + replicate, its own cache
+    keys); the offline client is deterministic and ignores it."""
     agent = offline_agent(model_name, model_cfg)
     if agent is None:
         from lecode.agents.llm_client_sim import LLMSimulatedClient
@@ -27,6 +34,7 @@ def build_client(
             endpoint(ctx, model_name, model_cfg),
             templates("client", strategy, ctx),
             strategy=strategy,
+            replicate=replicate,
         )
     if agent == "fact_lookup":
         from lecode.agents.fact_lookup import FactLookupClient

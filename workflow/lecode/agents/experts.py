@@ -17,11 +17,18 @@ from lecode.agents.context import (
 
 
 def build_expert(
-    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+    model_name: str,
+    model_cfg: Mapping[str, Any],
+    strategy: str,
+    ctx: RoleContext,
+    *,
+    replicate: int = 0,
 ) -> Expert:
+    """``replicate`` > 0: an independent run of an LLM expert (seed + replicate, its own cache
+    keys); offline experts are deterministic and ignore it."""
     agent = offline_agent(model_name, model_cfg)
     if agent is None:
-        return _llm_expert(model_name, model_cfg, strategy, ctx)
+        return _llm_expert(model_name, model_cfg, strategy, ctx, replicate)
     if strategy != "baseline":
         raise ConfigurationError(
             f"experts: offline model {model_name!r} plays only strategy 'baseline', "
@@ -43,7 +50,7 @@ def build_expert(
 
 
 def _llm_expert(
-    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext
+    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext, replicate: int
 ) -> Expert:
     from lecode.agents.llm_expert import LLMExpert
 
@@ -56,6 +63,7 @@ def _llm_expert(
         prompts,
         strategy=strategy,
         max_turns=int(max_turns),
+        replicate=replicate,
         threshold=float(llm.spec.mediq_threshold),
         unmarked=model_cfg.get("unmarked"),
     )

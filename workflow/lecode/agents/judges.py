@@ -15,7 +15,10 @@ from lecode.agents.context import (
 )
 
 
-def build_judge(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext) -> Judge:
+def build_judge(
+    model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext, *, replicate: int = 0
+) -> Judge:
+    """``replicate`` > 0: an independent judging run (seed + replicate, its own cache keys)."""
     if offline_agent(model_name, model_cfg) is not None:
         raise ConfigurationError(f"models.{model_name}: no offline judge exists; use an LLM")
     from lecode.agents.llm_judge import LLMJudge
@@ -25,4 +28,5 @@ def build_judge(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext)
         endpoint(ctx, model_name, model_cfg),
         templates("judge", "default", ctx),
         max_reasks=int(ctx.options.get("max_reasks", 2)),
+        replicate=replicate,
     )

@@ -315,6 +315,7 @@ class TableDocument(_Model):
             ),
             formats=tuple(r.format or "{}" for r in self.rows),
             notes=self.notes,
+            row_header=self.row_header,
         )
 
     def to_usage_frame(self) -> pl.DataFrame:
@@ -518,7 +519,7 @@ def stats_document(table: StatsTable, provenance: Provenance) -> TableDocument:
         ),
         rows=tuple(rows),
         notes=table.notes,
-        row_header="Dataset",
+        row_header=table.row_header,
     )
 
 

@@ -109,3 +109,4 @@ class StatsTable:
     keys: tuple[str, ...] = ()
     column_keys: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    row_header: str = "Dataset"

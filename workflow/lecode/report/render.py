@@ -156,7 +156,7 @@ def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> st
 
 
 def render_stats_markdown(table: StatsTable) -> str:
-    lines = [f"### {table.title}", "", _md_line(["Dataset", *table.columns])]
+    lines = [f"### {table.title}", "", _md_line([table.row_header, *table.columns])]
     lines.append(_md_line([":--"] + ["--:"] * len(table.columns)))
     for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
         lines.append(_md_line([name] + [fmt_stat(fmt, v) for v in values]))
@@ -403,7 +403,8 @@ def render_stats_latex(table: StatsTable) -> str:
         rf"\label{{tab:{table.name}}}",
         r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
         r"\toprule",
-        " & ".join(["Dataset", *(latex_text(c) for c in table.columns)]) + r" \\",
+        " & ".join([latex_text(table.row_header), *(latex_text(c) for c in table.columns)])
+        + r" \\",
         r"\midrule",
     ]
     for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):

@@ -30,10 +30,18 @@ def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
     digest = spec.digest()
     try:
         expert = build_expert(
-            spec.expert.name, spec.expert.entry.model_dump(mode="json"), spec.strategy, ctx
+            spec.expert.name,
+            spec.expert.entry.model_dump(mode="json"),
+            spec.strategy,
+            ctx,
+            replicate=spec.replicate,
         )
         client = build_client(
-            spec.client.name, spec.client.entry.model_dump(mode="json"), spec.client_strategy, ctx
+            spec.client.name,
+            spec.client.entry.model_dump(mode="json"),
+            spec.client_strategy,
+            ctx,
+            replicate=spec.client_replicate,
         )
 
         def provenance() -> dict[str, str]:

@@ -52,5 +52,18 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
                 dest = Path(out_dir) / src.name
                 atomic_write_text(dest, src.read_text(encoding="utf-8"))
                 written.setdefault("extra", []).append(dest)
+    noise_file = next(
+        (Path(d) / "noise.json" for d in spec.extra_tables if (Path(d) / "noise.json").is_file()),
+        None,
+    )
+    if noise_file is not None:  # Table 3's neighbouring rows against the measured noise
+        from lecode.report.document import load, write_document
+        from lecode.report.noise import adjacent_document
+
+        noise = json.loads(noise_file.read_text(encoding="utf-8"))
+        doc = adjacent_document(
+            load(out_dir, "table3"), noise, threshold=spec.settings.coverage_threshold
+        )
+        written["adjacent"] = write_document(doc, out_dir, latex_ci=spec.settings.latex_ci)
     log.info("wrote %s", sorted(p.name for ps in written.values() for p in ps))
     return written

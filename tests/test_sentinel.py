@@ -1,0 +1,115 @@
+"""The judge-drift sentinel: agreement worked out by hand, the shipped anchors agreeing with
+the mock judge, a drifted mock judge failing the run, a fresh epoch asking the endpoint again
+and the same epoch reading the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lecode.llm.mock import MockServer
+from lecode.sentinel import agreement, load_anchors, load_stored
+from lecode.settings import Settings
+from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
+from lecode.steps.judge_sentinel import run
+from tests.support.mock_llm import KEY_ENV, model_cfg
+
+REPO = Path(__file__).resolve().parent.parent
+ANCHORS = REPO / "data" / "anchors" / "judge_anchors.jsonl"
+STORED = REPO / "data" / "anchors" / "judge_anchor_scores.json"
+
+
+def test_agreement_by_hand() -> None:
+    stored = {
+        "a": {
+            "professionalism": 5,
+            "fluency": 5,
+            "completeness": 5,
+            "satisfaction": 5,
+            "safety": 5,
+            "overall": 5,
+        },
+        "b": {"professionalism": 8, "overall": 8},
+    }
+    fresh = {
+        # within ±1 on 5 of 6 (completeness is 3 off)
+        "a": {
+            "professionalism": 6,
+            "fluency": 4,
+            "completeness": 8,
+            "satisfaction": 5,
+            "safety": 5,
+            "overall": 5,
+        },
+        "b": None,  # the judge failed: both of b's stored scores disagree
+    }
+    share, agree, total = agreement(fresh, stored, 1)
+    assert (agree, total) == (5, 8) and share == pytest.approx(5 / 8)
+    assert agreement(fresh, stored, 3)[1] == 6
+
+
+def test_shipped_anchors_and_stored_judgements() -> None:
+    anchors = load_anchors(ANCHORS)
+    assert len(anchors) == 6 and len({a.id for a in anchors}) == 6
+    stored = load_stored(STORED, "mock")
+    assert stored is not None and set(stored) == {a.id for a in anchors}
+    assert load_stored(STORED, "gpt-4o-mini") is None
+    t = anchors[0].transcript()
+    assert t.advice == anchors[0].advice and t.turns[0].kind == "query"
+
+
+@pytest.fixture
+def mock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[MockServer]:
+    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
+    monkeypatch.chdir(tmp_path)
+    with MockServer() as server:
+        yield server
+
+
+def _spec(url: str, tmp_path: Path, epoch: str, threshold: float = 0.8) -> SentinelSpec:
+    entry = Settings.parse(
+        {
+            "dataset": {"train": "x", "test": "x", "n_shards": 1},
+            "models": {"mock": model_cfg(url)},
+            "experts": [{"model": "mock", "strategy": "zero_shot"}],
+            "client": {"model": "mock"},
+            "matcher": {"model": "mock"},
+            "metrics": {"bertscore": {"model": "x", "num_layers": 1}},
+        }
+    ).models["mock"]
+    return SentinelSpec(
+        judge=Role(name="mock", entry=entry),
+        anchors=FileRef.of(ANCHORS),
+        stored=FileRef.of(STORED),
+        threshold=threshold,
+        tolerance=1,
+        epoch=epoch,
+        code="test",
+        runtime=LLMRuntimeSpec(
+            llm={"store_dir": str(tmp_path / "store")},  # type: ignore[arg-type]
+            models={"mock": entry},
+        ),
+    )
+
+
+def test_the_mock_judge_agrees_and_each_epoch_asks_anew(mock: MockServer, tmp_path: Path) -> None:
+    result = run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s1"))
+    assert result["status"] == "ok" and result["agreement"] == 1.0 and result["compared"] == 36
+    assert mock.requests_by_role() == {"judge": 6}
+    assert (tmp_path / "s1" / "judge_sentinel.md").is_file()
+    run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s2"))  # same run: the store
+    assert mock.requests_by_role() == {"judge": 6}
+    run(_spec(mock.url, tmp_path, "e2"), out_dir=str(tmp_path / "s3"))  # a new scoring run
+    assert mock.requests_by_role() == {"judge": 12}
+
+
+def test_a_drifted_judge_fails_the_run(mock: MockServer, tmp_path: Path) -> None:
+    from lecode.sentinel import JudgeDriftError
+
+    mock.set_faults({"judge_drift": 1.0})
+    with pytest.raises(JudgeDriftError, match="drifted"):
+        run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s"))
+    result = (tmp_path / "s" / "judge_sentinel.json").read_text(encoding="utf-8")
+    assert '"status": "drift"' in result

@@ -1,0 +1,99 @@
+"""The judge-drift sentinel (see lecode.sentinel): the anchors re-judged, compared with the
+stored judgements; fails the run below the threshold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+from lecode.agents.context import endpoint, templates
+from lecode.recordio import atomic_write_text
+from lecode.sentinel import (
+    JudgeDriftError,
+    SentinelJudge,
+    agreement,
+    judge_anchors,
+    load_anchors,
+    load_stored,
+)
+from lecode.specs import SentinelSpec
+from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
+RESULT = "judge_sentinel.json"
+
+
+def run(spec: SentinelSpec, *, out_dir: str) -> dict:
+    from lecode.report.document import Provenance, stats_document, write_document
+    from lecode.report.model import StatsTable
+
+    anchors = load_anchors(spec.anchors.path)
+    served = str(getattr(spec.judge.entry, "model", None) or spec.judge.name)
+    stored = load_stored(spec.stored.path if spec.stored else None, served)
+    ctx = role_context(spec.runtime, [spec.judge], job="judge_sentinel")
+    try:
+        cfg = spec.judge.entry.model_dump(mode="json")
+        judge = SentinelJudge(
+            spec.judge.name, endpoint(ctx, spec.judge.name, cfg), templates("judge", "default", ctx)
+        )
+        judge.epoch = spec.epoch
+        fresh = asyncio.run(judge_anchors(judge, anchors))
+    finally:
+        close_context(ctx)
+    if stored is None:
+        status, share, agree, total = "unrecorded", None, 0, 0
+        log.warning(
+            "judge sentinel: no stored judgements for %r in %s; record the ones in %s",
+            served,
+            spec.stored.path if spec.stored else "(no file)",
+            Path(out_dir) / RESULT,
+        )
+    else:
+        share, agree, total = agreement(fresh, stored, spec.tolerance)
+        status = "ok" if share >= spec.threshold else "drift"
+    result = {
+        "judge": served,
+        "epoch": spec.epoch,
+        "status": status,
+        "agreement": share,
+        "agreeing": agree,
+        "compared": total,
+        "threshold": spec.threshold,
+        "tolerance": spec.tolerance,
+        "judgements": fresh,
+    }
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / RESULT, json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+    nan = float("nan")
+    table = StatsTable(
+        name="judge_sentinel",
+        title="Judge-drift sentinel: the anchors re-judged",
+        columns=("value",),
+        column_keys=("value",),
+        rows=("anchors", "scores compared", "agreement (%)", "threshold (%)"),
+        keys=("anchors", "compared", "agreement", "threshold"),
+        values=(
+            (float(len(anchors)),),
+            (float(total),),
+            (nan if share is None else 100.0 * share,),
+            (100.0 * spec.threshold,),
+        ),
+        formats=("{:.0f}", "{:.0f}", "{:.1f}", "{:.1f}"),
+        row_header="Anchors",
+        notes=(
+            f"judge {served}: status {status}; a score agrees within ±{spec.tolerance} of the "
+            "stored judgement (lecode.sentinel)",
+        ),
+    )
+    write_document(stats_document(table, Provenance(spec_digest=spec.digest())), out)
+    log.info("judge sentinel: %s, agreement %s (%d/%d)", status, share, agree, total)
+    if status == "drift":
+        raise JudgeDriftError(
+            f"judge {served!r} agrees with its stored anchor judgements on {agree}/{total} "
+            f"scores ({share:.0%}), below judge_sentinel.threshold={spec.threshold:.0%}: the "
+            "judge has drifted; its scores are not comparable with earlier runs"
+        )
+    return result

@@ -1,0 +1,119 @@
+"""One replicate run of the noise study: the fixed subset simulated with the run's replicate
+indices (journaled under its own simulate digest, so it resumes), matched, judged with the
+run's judge replicate and scored; every record written beside the scores for audit.
+BERTScore is left to the noise job, which loads its model once for every run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from lecode import paths
+from lecode.agents.clients import build_client
+from lecode.agents.experts import build_expert
+from lecode.agents.judges import build_judge
+from lecode.agents.matchers import build_matcher
+from lecode.dataset import load_cases
+from lecode.recordio import write_judgements, write_matches, write_scores, write_transcripts
+from lecode.simulate import DialogueJournal, simulate_cases
+from lecode.specs import ReplicateSpec
+from lecode.steps.judge_advice import judge_dialogue
+from lecode.steps.match_facts import match_dialogue
+from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
+
+TRANSCRIPTS = "transcripts.jsonl"
+MATCHES = "matches.jsonl"
+JUDGEMENTS = "judgements.jsonl"
+SCORES = "scores.csv"
+
+
+def run(spec: ReplicateSpec, *, out_dir: str) -> None:
+    from lecode.metrics.advice import RougeL
+    from lecode.scoring import score_dialogues
+
+    sim = spec.simulate
+    wanted = set(spec.cases)
+    cases = [c for c in load_cases(spec.test.path) if c.id in wanted]
+    train = load_cases(sim.train.path) if sim.train else []
+    roles = [sim.expert, sim.client, spec.match.role] + ([spec.judge.role] if spec.judge else [])
+    name = f"{sim.expert.name}/{sim.strategy} {spec.factor}-{spec.index}"
+    ctx = role_context(spec.runtime, roles, train=train, job=f"replicate {name}")
+    digest = sim.digest()
+    try:
+        expert = build_expert(
+            sim.expert.name,
+            sim.expert.entry.model_dump(mode="json"),
+            sim.strategy,
+            ctx,
+            replicate=sim.replicate,
+        )
+        client = build_client(
+            sim.client.name,
+            sim.client.entry.model_dump(mode="json"),
+            sim.client_strategy,
+            ctx,
+            replicate=sim.client_replicate,
+        )
+        journal = DialogueJournal(
+            paths.format(paths.JOURNAL, expert=sim.expert.name, strategy=sim.strategy, sim=digest)
+        )
+        transcripts = asyncio.run(
+            simulate_cases(
+                cases,
+                expert,
+                client,
+                strategy=sim.strategy,
+                max_turns=sim.max_turns,
+                journal=journal,
+                provenance=lambda: {
+                    "config_hash": digest,
+                    "expert.replicate": str(sim.replicate),
+                    "client.replicate": str(sim.client_replicate),
+                },
+            )
+        )
+        by_id = {c.id: c for c in cases}
+        matcher = build_matcher(
+            spec.match.role.name, spec.match.role.entry.model_dump(mode="json"), ctx
+        )
+
+        async def evaluate() -> tuple[list, list]:
+            ms = await asyncio.gather(
+                *(match_dialogue(matcher, by_id[t.case_id], t) for t in transcripts)
+            )
+            js: list = []
+            if spec.judge is not None:
+                judge = build_judge(
+                    spec.judge.role.name,
+                    spec.judge.role.entry.model_dump(mode="json"),
+                    ctx,
+                    replicate=spec.judge_replicate,
+                )
+                js = list(
+                    await asyncio.gather(
+                        *(judge_dialogue(judge, by_id[t.case_id], t) for t in transcripts)
+                    )
+                )
+            return list(ms), js
+
+        matches, judgements = asyncio.run(evaluate())
+    finally:
+        close_context(ctx)
+    rows = score_dialogues(
+        by_id,
+        transcripts,
+        {m.case_id: m for m in matches},
+        {j.case_id: j for j in judgements},
+        RougeL(punctuation=spec.score.rouge.punctuation == "keep"),
+        None,
+    )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_transcripts(out / TRANSCRIPTS, transcripts)
+    write_matches(out / MATCHES, matches)
+    write_judgements(out / JUDGEMENTS, judgements)
+    write_scores(out / SCORES, rows)
+    log.info("%s: %d dialogues scored", name, len(rows))
