@@ -23,7 +23,6 @@ from lecode.reliability import (
     ReliabilityItem,
     ReliabilityJudge,
     ReliabilityJudgement,
-    answer_items,
     build_role,
     case_values,
     lawyer_item,
@@ -36,6 +35,7 @@ from lecode.reliability import (
 from lecode.report.paper import load_paper_numbers
 from lecode.report.table4 import paper_rows, table4
 from lecode.stats import ResamplePlan
+from lecode.steps.reliability import answer_items
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 REPO = Path(__file__).resolve().parent.parent

@@ -21,7 +21,9 @@ rounds, seeing the initial query and the context (never the facts).
 Per answer, four 0/1 values: ``relevance`` and ``factuality`` (the judge), ``audit_factual``
 (no unsupported statement and no contradiction) and ``audit_protocol`` (at most 3 facts and no
 withheld 不知道). Per case the mean over its answered questions; a cell is the mean over cases
-x100 with a percentile bootstrap interval over cases; n/N counts cases with a value.
+x100 with a percentile bootstrap interval over cases; n/N counts cases with a value. Answering
+and auditing live in :mod:`lecode.steps.reliability`, so that the sampling step does not depend
+on the audit's code.
 """
 
 from __future__ import annotations
@@ -35,10 +37,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from lecode.agents.base import Client, RoleError, UsageMeter
+from lecode.agents.base import RoleError, UsageMeter
 from lecode.agents.dialogue_parts import is_annotated, looks_like_question
 from lecode.agents.llm_common import ReaskingRole
-from lecode.audit import audit_answer
 from lecode.llm.errors import LLMCallError
 from lecode.llm.parsing import ReplyFormatError, load_structured
 from lecode.llm.render import format_dialogue, format_numbered_facts, one_line
@@ -322,58 +323,6 @@ class ReliabilityJudge(ReaskingRole):
             max_reasks=self.max_reasks,
             json_mode=True,
         )
-
-
-# --------------------------------------------------------------------------- answering
-
-
-async def answer_items(
-    items: Sequence[ReliabilityItem],
-    client: Client,
-    *,
-    strategy: str,
-    judge: ReliabilityJudge | None = None,
-) -> list[ReliabilityAnswer]:
-    """Every question of every item answered (each on its own, after the item's context),
-    audited and, with a judge, judged; in item then question order."""
-
-    async def one(item: ReliabilityItem, k: int, question: str) -> ReliabilityAnswer:
-        meter = UsageMeter()
-        case = item.case
-        history = [*item.context, Turn(speaker="lawyer", kind="question", text=question)]
-        base: dict[str, Any] = {
-            "case_id": case.id,
-            "client": client.name,
-            "strategy": strategy,
-            "q": k,
-            "question": question,
-        }
-        try:
-            answer = await client.answer(case, history, question, meter=meter)
-        except (RoleError, LLMCallError) as exc:
-            return ReliabilityAnswer(
-                **base, status="error", error=str(exc), usage=dict(meter.by_role)
-            )
-        audit = audit_answer(case.facts, question, answer, position=k).as_json()
-        verdict, j_status, j_error = None, "none", None
-        if judge is not None:
-            try:
-                verdict = await judge.judge(case, item.context, question, answer, meter=meter)
-                j_status = "ok"
-            except (RoleError, LLMCallError) as exc:
-                j_status, j_error = "error", str(exc)
-        return ReliabilityAnswer(
-            **base,
-            answer=answer,
-            audit=audit,
-            judge=verdict,
-            judge_status=j_status,  # type: ignore[arg-type]
-            judge_error=j_error,
-            usage=dict(meter.by_role),
-        )
-
-    jobs = [one(item, k, q) for item in items for k, q in enumerate(item.questions, start=1)]
-    return list(await asyncio.gather(*jobs))
 
 
 # --------------------------------------------------------------------------- cells

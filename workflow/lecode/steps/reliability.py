@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from typing import Any
 
+from lecode.agents.base import Client, RoleError, UsageMeter
 from lecode.agents.clients import build_client
+from lecode.audit import audit_answer
+from lecode.llm.errors import LLMCallError
+from lecode.records import Turn
 from lecode.reliability import (
     JUDGE_TEMPLATES,
+    ReliabilityAnswer,
+    ReliabilityItem,
     ReliabilityJudge,
-    answer_items,
     build_role,
     read_items,
     write_answers,
@@ -18,6 +25,55 @@ from lecode.specs import ReliabilitySpec
 from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
+
+
+async def answer_items(
+    items: Sequence[ReliabilityItem],
+    client: Client,
+    *,
+    strategy: str,
+    judge: ReliabilityJudge | None = None,
+) -> list[ReliabilityAnswer]:
+    """Every question of every item answered (each on its own, after the item's context),
+    audited and, with a judge, judged; in item then question order."""
+
+    async def one(item: ReliabilityItem, k: int, question: str) -> ReliabilityAnswer:
+        meter = UsageMeter()
+        case = item.case
+        history = [*item.context, Turn(speaker="lawyer", kind="question", text=question)]
+        base: dict[str, Any] = {
+            "case_id": case.id,
+            "client": client.name,
+            "strategy": strategy,
+            "q": k,
+            "question": question,
+        }
+        try:
+            answer = await client.answer(case, history, question, meter=meter)
+        except (RoleError, LLMCallError) as exc:
+            return ReliabilityAnswer(
+                **base, status="error", error=str(exc), usage=dict(meter.by_role)
+            )
+        audit = audit_answer(case.facts, question, answer, position=k).as_json()
+        verdict, j_status, j_error = None, "none", None
+        if judge is not None:
+            try:
+                verdict = await judge.judge(case, item.context, question, answer, meter=meter)
+                j_status = "ok"
+            except (RoleError, LLMCallError) as exc:
+                j_status, j_error = "error", str(exc)
+        return ReliabilityAnswer(
+            **base,
+            answer=answer,
+            audit=audit,
+            judge=verdict,
+            judge_status=j_status,  # type: ignore[arg-type]
+            judge_error=j_error,
+            usage=dict(meter.by_role),
+        )
+
+    jobs = [one(item, k, q) for item in items for k, q in enumerate(item.questions, start=1)]
+    return list(await asyncio.gather(*jobs))
 
 
 def run(spec: ReliabilitySpec, *, items: str, out: str) -> None:
