@@ -9,18 +9,15 @@ import asyncio
 import logging
 from pathlib import Path
 
-from lecode import paths
-from lecode.agents.clients import build_client
-from lecode.agents.experts import build_expert
 from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
 from lecode.recordio import write_judgements, write_matches, write_scores, write_transcripts
-from lecode.simulate import DialogueJournal, simulate_cases
 from lecode.specs import ReplicateSpec
 from lecode.steps.judge_advice import judge_dialogue
 from lecode.steps.match_facts import match_dialogue
 from lecode.steps.roles import close_context, role_context
+from lecode.steps.simulate import consult
 
 log = logging.getLogger("lecode")
 
@@ -41,40 +38,8 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
     roles = [sim.expert, sim.client, spec.match.role] + ([spec.judge.role] if spec.judge else [])
     name = f"{sim.expert.name}/{sim.strategy} {spec.factor}-{spec.index}"
     ctx = role_context(spec.runtime, roles, train=train, job=f"replicate {name}")
-    digest = sim.digest()
     try:
-        expert = build_expert(
-            sim.expert.name,
-            sim.expert.entry.model_dump(mode="json"),
-            sim.strategy,
-            ctx,
-            replicate=sim.replicate,
-        )
-        client = build_client(
-            sim.client.name,
-            sim.client.entry.model_dump(mode="json"),
-            sim.client_strategy,
-            ctx,
-            replicate=sim.client_replicate,
-        )
-        journal = DialogueJournal(
-            paths.format(paths.JOURNAL, expert=sim.expert.name, strategy=sim.strategy, sim=digest)
-        )
-        transcripts = asyncio.run(
-            simulate_cases(
-                cases,
-                expert,
-                client,
-                strategy=sim.strategy,
-                max_turns=sim.max_turns,
-                journal=journal,
-                provenance=lambda: {
-                    "config_hash": digest,
-                    "expert.replicate": str(sim.replicate),
-                    "client.replicate": str(sim.client_replicate),
-                },
-            )
-        )
+        transcripts = consult(sim, cases, ctx)
         by_id = {c.id: c for c in cases}
         matcher = build_matcher(
             spec.match.role.name, spec.match.role.entry.model_dump(mode="json"), ctx

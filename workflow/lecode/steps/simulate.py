@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from lecode import paths
 from lecode.agents.clients import build_client
+from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
+from lecode.progress import Progress, ledger_usage
 from lecode.recordio import read_cases, write_transcripts
+from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
 from lecode.specs import SimulateSpec
 from lecode.steps.roles import close_context, role_context
@@ -20,6 +24,60 @@ def journal_path(spec: SimulateSpec) -> str:
     )
 
 
+def consult(
+    spec: SimulateSpec,
+    cases: Sequence[Case],
+    ctx: RoleContext,
+    *,
+    progress: Progress | None = None,
+) -> list[Transcript]:
+    """The spec's expert and client, built in ``ctx``, consult on ``cases``; finished
+    dialogues are journaled under the spec's digest (one place for the simulate step and the
+    noise study's replicates)."""
+    digest = spec.digest()
+    expert = build_expert(
+        spec.expert.name,
+        spec.expert.entry.model_dump(mode="json"),
+        spec.strategy,
+        ctx,
+        replicate=spec.replicate,
+    )
+    client = build_client(
+        spec.client.name,
+        spec.client.entry.model_dump(mode="json"),
+        spec.client_strategy,
+        ctx,
+        replicate=spec.client_replicate,
+    )
+
+    def provenance() -> dict[str, str]:
+        """The spec digest, the replicate indices and what each role reports right now."""
+        out = {
+            "config_hash": digest,
+            "expert.replicate": str(spec.replicate),
+            "client.replicate": str(spec.client_replicate),
+        }
+        for role, obj in (("expert", expert), ("client", client)):
+            describe = getattr(obj, "describe", None)
+            if callable(describe):
+                out.update({f"{role}.{k}": str(v) for k, v in describe().items()})
+        return out
+
+    return asyncio.run(
+        simulate_cases(
+            cases,
+            expert,
+            client,
+            strategy=spec.strategy,
+            max_turns=spec.max_turns,
+            journal=DialogueJournal(journal_path(spec)),
+            provenance=provenance,
+            fail_on_error=spec.fail_on_error,
+            progress=progress,
+        )
+    )
+
+
 def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
     cases = read_cases(shard)
     train = load_cases(spec.train.path) if spec.train else []
@@ -27,44 +85,9 @@ def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
     ctx = role_context(
         spec.runtime, [spec.expert, spec.client], train=train, job=f"simulate {name} {shard}"
     )
-    digest = spec.digest()
     try:
-        expert = build_expert(
-            spec.expert.name,
-            spec.expert.entry.model_dump(mode="json"),
-            spec.strategy,
-            ctx,
-            replicate=spec.replicate,
-        )
-        client = build_client(
-            spec.client.name,
-            spec.client.entry.model_dump(mode="json"),
-            spec.client_strategy,
-            ctx,
-            replicate=spec.client_replicate,
-        )
-
-        def provenance() -> dict[str, str]:
-            """The spec digest and what each role reports about itself right now."""
-            out = {"config_hash": digest}
-            for role, obj in (("expert", expert), ("client", client)):
-                describe = getattr(obj, "describe", None)
-                if callable(describe):
-                    out.update({f"{role}.{k}": str(v) for k, v in describe().items()})
-            return out
-
-        transcripts = asyncio.run(
-            simulate_cases(
-                cases,
-                expert,
-                client,
-                strategy=spec.strategy,
-                max_turns=spec.max_turns,
-                journal=DialogueJournal(journal_path(spec)),
-                provenance=provenance,
-                fail_on_error=spec.fail_on_error,
-            )
-        )
+        progress = Progress(f"simulate {name} {shard}", usage=ledger_usage(ctx.runtime))
+        transcripts = consult(spec, cases, ctx, progress=progress)
     finally:
         close_context(ctx)
     write_transcripts(out, transcripts)
