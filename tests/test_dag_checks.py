@@ -41,10 +41,19 @@ LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_en
             "experts: [{model: a, strategy: zero_shot, label: X}, {model: b, strategy: zero_shot, label: X}]\n",
             "label 'X' is also the label of experts[0]",
         ),
-        ("dataset: {test: data/empty.jsonl}\n", "dataset.test: data/empty.jsonl holds no consultations"),
-        ("simulation: {max_turns: 0}\n", "simulation.max_turns"),
-        ("models: {lexical: {backend: offline, agent: lexical, treshold: 0.4}}\n",
-         "models.lexical.treshold: unknown setting"),
+        pytest.param(
+            "dataset: {test: data/empty.jsonl}\n",
+            "dataset.test: data/empty.jsonl holds no consultations",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "simulation: {max_turns: 0}\n", "simulation.max_turns", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            "models: {lexical: {backend: offline, agent: lexical, treshold: 0.4}}\n",
+            "models.lexical.treshold: unknown setting",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_bad_configuration_fails_when_the_dag_is_built(project: Path, extra: str, message: str) -> None:
@@ -70,6 +79,7 @@ def test_a_missing_api_key_stops_the_run_before_any_job(project: Path) -> None:
     assert not (project / "results").exists()  # not even the shards were made
 
 
+@pytest.mark.slow
 def test_replay_needs_no_api_key(project: Path) -> None:
     run = dry_run(
         project,

@@ -187,6 +187,7 @@ def test_the_default_remote_is_a_local_directory() -> None:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_fresh_clone_is_up_to_date_and_regenerates_identical_tables(
     origin: SimpleNamespace, clone: Path
 ) -> None:

@@ -49,6 +49,7 @@ def test_sft_data_builds_three_variants_offline(project: Path) -> None:
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.slow
 def test_training_is_opt_in_and_names_the_missing_base_model(project: Path) -> None:
     run = snakemake(project, "sft_adapters", "-n")
     assert run.returncode != 0

@@ -125,14 +125,21 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
             },
         ),
         # the simulation loop: everything but the shards
-        (
+        pytest.param(
             "simulate.py",
             {"simulate": 4, "match_facts": 4, "score_system": 2, "aggregate_scores": 1, "tables": 1},
+            marks=pytest.mark.slow,
         ),
         # a metric: scores and after
-        ("metrics/clarification.py", {"score_system": 2, "aggregate_scores": 1, "tables": 1}),
+        pytest.param(
+            "metrics/clarification.py",
+            {"score_system": 2, "aggregate_scores": 1, "tables": 1},
+            marks=pytest.mark.slow,
+        ),
         # table rendering: the tables only (Table 4 is rendered by its own job)
-        ("report/render.py", {"tables": 1, "table4_build": 1}),
+        pytest.param(
+            "report/render.py", {"tables": 1, "table4_build": 1}, marks=pytest.mark.slow
+        ),
     ],
 )
 def test_a_code_edit_reruns_exactly_the_dependent_jobs(
@@ -151,6 +158,7 @@ def test_a_code_edit_reruns_exactly_the_dependent_jobs(
     assert _scheduled(project) == {}  # restored: current again
 
 
+@pytest.mark.slow
 def test_runtime_only_settings_rerun_nothing(project: Path) -> None:
     extra = project / "runtime.yaml"
     extra.write_text(
