@@ -31,7 +31,9 @@ def lecode_project(root: Path, experts: int, shards: int) -> None:
     for name in COPY:
         src = REPO / name
         if src.is_dir():
-            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+            )
         else:
             shutil.copy2(src, root / name)
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
@@ -40,7 +42,9 @@ def lecode_project(root: Path, experts: int, shards: int) -> None:
     params["models"].update(
         {f"expert{i:02d}": {"backend": "offline", "agent": agents[i % 2]} for i in range(experts)}
     )
-    params["experts"] = [{"model": f"expert{i:02d}", "strategy": "baseline"} for i in range(experts)]
+    params["experts"] = [
+        {"model": f"expert{i:02d}", "strategy": "baseline"} for i in range(experts)
+    ]
     (root / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
 
 
@@ -62,7 +66,9 @@ def dry_run(root: Path, *target: str) -> tuple[float, int]:
     )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"snakemake -n failed in {root}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+        raise SystemExit(
+            f"snakemake -n failed in {root}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        )
     m = re.search(r"^total\s+(\d+)", proc.stdout, re.M)
     return elapsed, int(m.group(1)) if m else 0
 

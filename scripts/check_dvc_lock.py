@@ -27,7 +27,11 @@ def stale(status: dict[str, Any]) -> list[str]:
             for key in STALE_KEYS:
                 if key in entry:
                     what = entry[key]
-                    detail = ", ".join(f"{k} ({v})" for k, v in what.items()) if isinstance(what, dict) else str(what)
+                    detail = (
+                        ", ".join(f"{k} ({v})" for k, v in what.items())
+                        if isinstance(what, dict)
+                        else str(what)
+                    )
                     problems.append(f"{stage}: {key}: {detail}")
     return problems
 

@@ -22,12 +22,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_project(tmp_path_factory.mktemp("dagcheck"))
 
 
-def dry_run(project: Path, extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def dry_run(
+    project: Path, extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     (project / "extra.yaml").write_text(extra, encoding="utf-8")
     cmd = [SNAKEMAKE, "all_tables", "-n", "--cores", "1", "--configfile", "extra.yaml"]
     environ = {k: v for k, v in os.environ.items() if k != "LECODE_REPLAY"}
     environ.update(env or {})
-    return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=300, env=environ)
+    return subprocess.run(
+        cmd, cwd=project, capture_output=True, text=True, timeout=300, env=environ
+    )
 
 
 LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: LECODE_TEST_KEY}"
@@ -38,7 +42,8 @@ LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_en
     [
         (
             f"models: {{a: {LLM}, b: {LLM}}}\n"
-            "experts: [{model: a, strategy: zero_shot, label: X}, {model: b, strategy: zero_shot, label: X}]\n",
+            "experts: [{model: a, strategy: zero_shot, label: X},"
+            " {model: b, strategy: zero_shot, label: X}]\n",
             "label 'X' is also the label of experts[0]",
         ),
         pytest.param(
@@ -56,7 +61,9 @@ LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_en
         ),
     ],
 )
-def test_bad_configuration_fails_when_the_dag_is_built(project: Path, extra: str, message: str) -> None:
+def test_bad_configuration_fails_when_the_dag_is_built(
+    project: Path, extra: str, message: str
+) -> None:
     (project / "data/empty.jsonl").write_text("", encoding="utf-8")
     run = dry_run(project, extra)
     out = run.stdout + run.stderr
@@ -109,7 +116,9 @@ def test_dvc_stage_refuses_while_snakemake_holds_the_lock(tmp_path: Path) -> Non
     (tmp_path / "reports/metrics.json").write_text(json.dumps({"a": 1}), encoding="utf-8")
     run = subprocess.run(
         ["bash", str(REPO / "scripts/dvc_stage.sh"), "/bin/false", "all_tables"],
-        cwd=tmp_path, capture_output=True, text=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 75
     assert "another Snakemake run holds" in run.stderr

@@ -32,7 +32,9 @@ def _clear() -> None:
 def workflow_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A copy of the package that the fingerprint functions read instead of the real one."""
     root = tmp_path / "workflow"
-    shutil.copytree(REPO / "workflow/lecode", root / "lecode", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "workflow/lecode", root / "lecode", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(REPO / "workflow/scripts", root / "scripts")
     monkeypatch.setattr(fp, "PACKAGE_DIR", root / "lecode")
     monkeypatch.setattr(fp, "WORKFLOW_DIR", root)
@@ -44,8 +46,15 @@ def workflow_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
 
 def test_every_step_has_an_entry_module_and_script() -> None:
     assert set(STEPS) >= {
-        "shard_dataset", "simulate", "match_facts", "judge_advice", "score_system",
-        "aggregate_scores", "tables", "figures", "html_report",
+        "shard_dataset",
+        "simulate",
+        "match_facts",
+        "judge_advice",
+        "score_system",
+        "aggregate_scores",
+        "tables",
+        "figures",
+        "html_report",
     }
 
 

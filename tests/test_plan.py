@@ -22,7 +22,10 @@ def _params() -> dict[str, Any]:
     )
     p["models"]["a"] = {"backend": "openai", "base_url": "http://x/v1", "model": "a"}
     p["models"]["b"] = {"backend": "openai", "base_url": "http://y/v1", "model": "b"}
-    p["experts"] += [{"model": "a", "strategy": "zero_shot"}, {"model": "b", "strategy": "zero_shot"}]
+    p["experts"] += [
+        {"model": "a", "strategy": "zero_shot"},
+        {"model": "b", "strategy": "zero_shot"},
+    ]
     return p
 
 
@@ -71,10 +74,16 @@ def test_adding_an_expert_keeps_every_other_digest() -> None:
 
 def test_matcher_and_judge_settings_rerun_their_steps_and_scores() -> None:
     assert _changed(lambda p: p.update(matcher={"model": "a"})) == {
-        "match", "score", "aggregate", "tables"
+        "match",
+        "score",
+        "aggregate",
+        "tables",
     }
     assert _changed(lambda p: p.update(judge={"model": "b"})) == {
-        "judge", "score", "aggregate", "tables"
+        "judge",
+        "score",
+        "aggregate",
+        "tables",
     }
 
 
@@ -88,14 +97,18 @@ def test_max_turns_and_metrics_settings() -> None:
     assert "match" not in _changed(lambda p: p["simulation"].update(max_turns=5))
     assert _changed(lambda p: p["simulation"].update(max_turns=5)) >= {"sim:a", "sim:retrieval"}
     assert _changed(lambda p: p["metrics"]["rouge"].update(punctuation="drop")) == {
-        "score", "aggregate", "tables"
+        "score",
+        "aggregate",
+        "tables",
     }
 
 
 def test_the_test_set_names_the_shard_set_but_not_the_simulation(tmp_path: Path) -> None:
     src = REPO / "data/sample/sample_testset.jsonl"
     fewer = tmp_path / "fewer.jsonl"
-    fewer.write_text("".join(src.read_text(encoding="utf-8").splitlines(True)[:-1]), encoding="utf-8")
+    fewer.write_text(
+        "".join(src.read_text(encoding="utf-8").splitlines(True)[:-1]), encoding="utf-8"
+    )
     changed = _changed(lambda p: p["dataset"].update(test=str(fewer)))
     assert "shards" in changed and "sim:a" not in changed  # finished dialogues are reused
 
@@ -105,8 +118,13 @@ def test_paths_round_trip_through_the_parser() -> None:
     t = plan.transcript("a", "zero_shot", "001")
     assert paths.parse(t) == (
         "transcript",
-        {"expert": "a", "strategy": "zero_shot", "sim": plan.sim("a", "zero_shot"),
-         "shardset": plan.shardset, "shard": "001"},
+        {
+            "expert": "a",
+            "strategy": "zero_shot",
+            "sim": plan.sim("a", "zero_shot"),
+            "shardset": plan.shardset,
+            "shard": "001",
+        },
     )
     assert paths.parse(plan.score("b", "zero_shot"))[0] == "score"
     assert paths.parse(plan.journal("a", "zero_shot"))[1]["sim"] == plan.sim("a", "zero_shot")

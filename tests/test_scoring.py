@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from lecode.metrics.advice import BertScores
-from lecode.metrics.advice import RougeL
+from lecode.metrics.advice import BertScores, RougeL
 from lecode.records import Case, Judgement, JudgeScores, Matches, Transcript, Turn
 from lecode.scoring import score_dialogues
 
@@ -248,7 +247,11 @@ def test_truncated_bertscore_pairs_are_flagged_per_dialogue() -> None:
         transcript("c", 1, None, stop="abstain"),
     ]
     rows = score_dialogues(
-        cases, transcripts, {c: matches(c, [[0]]) for c in cases}, {}, RougeL(punctuation=True),
+        cases,
+        transcripts,
+        {c: matches(c, [[0]]) for c in cases},
+        {},
+        RougeL(punctuation=True),
         FakeBert(),
     )
     assert [r.bertscore_truncated for r in rows] == [0, 1, None]

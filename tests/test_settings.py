@@ -72,7 +72,10 @@ def test_duplicate_labels_are_rejected_before_any_job() -> None:
     p = _params()
     p["models"]["a"] = _llm(label="Same")
     p["models"]["b"] = _llm(label="Same")
-    p["experts"] = [{"model": "a", "strategy": "zero_shot"}, {"model": "b", "strategy": "zero_shot"}]
+    p["experts"] = [
+        {"model": "a", "strategy": "zero_shot"},
+        {"model": "b", "strategy": "zero_shot"},
+    ]
     with pytest.raises(SettingsError, match=r"experts\[1\]: label 'Same'"):
         Settings.parse(p)
     p["experts"][1]["label"] = "Other"

@@ -98,7 +98,9 @@ def test_adding_an_expert_schedules_only_its_jobs(project: Path) -> None:
 
 
 def _scheduled(project: Path, *configs: str) -> dict[str, int]:
-    run = snakemake(project, "all_tables", "-n", "--quiet", "rules", configs=configs or ("tiny.yaml",))
+    run = snakemake(
+        project, "all_tables", "-n", "--quiet", "rules", configs=configs or ("tiny.yaml",)
+    )
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     return {
@@ -127,7 +129,13 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
         # the simulation loop: everything but the shards
         pytest.param(
             "simulate.py",
-            {"simulate": 4, "match_facts": 4, "score_system": 2, "aggregate_scores": 1, "tables": 1},
+            {
+                "simulate": 4,
+                "match_facts": 4,
+                "score_system": 2,
+                "aggregate_scores": 1,
+                "tables": 1,
+            },
             marks=pytest.mark.slow,
         ),
         # a metric: scores and after
@@ -137,9 +145,7 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
             marks=pytest.mark.slow,
         ),
         # table rendering: the tables only (Table 4 is rendered by its own job)
-        pytest.param(
-            "report/render.py", {"tables": 1, "table4_build": 1}, marks=pytest.mark.slow
-        ),
+        pytest.param("report/render.py", {"tables": 1, "table4_build": 1}, marks=pytest.mark.slow),
     ],
 )
 def test_a_code_edit_reruns_exactly_the_dependent_jobs(
