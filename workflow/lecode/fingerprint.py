@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE = "lecode"
@@ -39,7 +39,7 @@ def _parents(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-@lru_cache(maxsize=None)
+@cache
 def direct_imports(module: str) -> frozenset[str]:
     """``lecode`` modules named by the import statements of ``module`` (at any depth)."""
     path = module_file(module)
@@ -64,7 +64,7 @@ def direct_imports(module: str) -> frozenset[str]:
     return frozenset(m for m in found if module_file(m) is not None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def closure(entry: str) -> tuple[str, ...]:
     """Every ``lecode`` module that importing ``entry`` can load, sorted."""
     seen: set[str] = set()
@@ -92,7 +92,7 @@ def digest_files(files: Iterable[Path], root: Path | None = None) -> str:
     return h.hexdigest()[:16]
 
 
-@lru_cache(maxsize=None)
+@cache
 def step_code(step: str) -> str:
     """Fingerprint of step ``step``: its entry module ``lecode.steps.<step>``'s import
     closure and its script ``workflow/scripts/<step>.py``."""

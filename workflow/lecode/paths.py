@@ -15,7 +15,10 @@ WILDCARDS: Final[dict[str, str]] = {
     "expert": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     "strategy": r"[a-z_]+",
     "shard": r"\d{3}",
-    **{k: DIGEST for k in ("shardset", "sim", "mcfg", "jcfg", "scfg", "agg", "tcfg", "fcfg", "hcfg")},
+    **{
+        k: DIGEST
+        for k in ("shardset", "sim", "mcfg", "jcfg", "scfg", "agg", "tcfg", "fcfg", "hcfg")
+    },
     **{k: DIGEST for k in ("sftd", "sftt")},
     "variant": r"direct|keyfact|keyfact-e",
     **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg", "repcfg", "ncfg", "sncfg")},

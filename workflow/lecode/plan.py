@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from lecode import paths
-from lecode.fingerprint import WORKFLOW_DIR, digest_files, step_code
+from lecode.fingerprint import digest_files, step_code
 from lecode.settings import (
     ModelEntry,
     ReliabilityClient,
@@ -312,7 +312,9 @@ class Plan:
         return AggregateSpec(
             index=self.index_file,
             systems=tuple(
-                x.model_copy(update={"system": x.system.model_copy(update={"label": "", "group": ""})})
+                x.model_copy(
+                    update={"system": x.system.model_copy(update={"label": "", "group": ""})}
+                )
                 for x in self.system_files
             ),
             code=step_code(AggregateSpec.step),

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import cli as mock_cli
 

@@ -13,7 +13,9 @@ def run(spec: AggregateSpec, *, out: str) -> pl.DataFrame:
     frames = []
     for x in spec.systems:
         frame = read_scores(x.score_file)
-        check_union(spec.index, frame["case_id"].to_list(), f"{x.system.expert}/{x.system.strategy}")
+        check_union(
+            spec.index, frame["case_id"].to_list(), f"{x.system.expert}/{x.system.strategy}"
+        )
         frames.append(frame)
     allf = pl.concat(frames) if frames else scores_frame([])
     atomic_write_text(out, allf.write_csv(float_precision=6))
