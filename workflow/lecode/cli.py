@@ -108,6 +108,36 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_status(args: argparse.Namespace) -> int:
+    """Per system: dialogues done/total, failures, spend against the forecast; running jobs."""
+    import time
+
+    from lecode.settings import Settings, SettingsError
+    from lecode.status import Reader, collect, render, system_forecasts
+
+    try:
+        settings = Settings.load(args.params[0], *args.params[1:])
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    forecasts = system_forecasts(settings.model_dump(mode="json"))  # once, also with --watch
+    reader = Reader()
+    shown = 0
+    while True:
+        report = render(collect(args.params, forecasts=forecasts, reader=reader))
+        if args.watch:
+            print(time.strftime("%Y-%m-%d %H:%M:%S"))
+        print(report, flush=True)
+        shown += 1
+        if not args.watch or (args.times and shown >= args.times):
+            return 0
+        try:
+            time.sleep(args.watch)
+        except KeyboardInterrupt:
+            return 0
+        print()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lecode", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,6 +171,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check a configuration as the Snakefile does")
     p.add_argument("--params", action="append", default=None)
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser(
+        "status",
+        help="per system: dialogues done/total, failures, spend against the forecast, and "
+        "the shard jobs running (also during a run)",
+    )
+    p.add_argument("--params", action="append", default=None)
+    p.add_argument(
+        "--watch", type=float, default=0.0, metavar="SECONDS", help="report again every SECONDS"
+    )
+    p.add_argument(
+        "--times", type=int, default=0, help="with --watch: stop after this many reports"
+    )
+    p.set_defaults(func=_cmd_status)
 
     llm_cli.register(sub)
     explain.register(sub)

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from lecode.agents.base import Client, Expert, RoleError, UsageMeter
 from lecode.llm.errors import LLMCallError
+from lecode.progress import Progress, failure_kind
 from lecode.recordio import dumps
 from lecode.records import Case, StopReason, Transcript, Turn
 
@@ -81,6 +84,21 @@ async def simulate_case(
     )
 
 
+_CASE_ID_AT_START = re.compile(rb'\{"case_id": ("(?:[^"\\]|\\.)*")')
+
+
+def _case_id_of(line: bytes) -> str | None:
+    """The case id a journal line starts with (``None`` when it does not start as ``dumps``
+    writes a transcript: such a line is parsed in full)."""
+    m = _CASE_ID_AT_START.match(line)
+    if m is None:
+        return None
+    try:
+        return str(json.loads(m.group(1)))
+    except ValueError:
+        return None
+
+
 class DialogueJournal:
     """Append-only, fsynced JSONL of finished transcripts of one system configuration.
 
@@ -117,28 +135,39 @@ class DialogueJournal:
                 return None, "not JSON"
             return None, f"not a valid transcript ({exc.error_count()} errors)"
 
-    def load(self) -> dict[str, Transcript]:
-        """Finished transcripts by case id (a later line for a case wins)."""
-        done: dict[str, Transcript] = {}
+    def load(self, case_ids: Collection[str] | None = None) -> dict[str, Transcript]:
+        """Finished transcripts by case id (a later line for a case wins); with ``case_ids``,
+        only those cases: the other lines are recognised by the case id at their start
+        (``dumps`` writes it first) and neither parsed nor kept, so a shard job's memory and
+        time do not grow with the journal of its whole system (``benchmarks/scale.py``).
+        Torn or invalid lines of other cases are then skipped without a warning."""
+        wanted: list[tuple[int, bytes, bool]] = []  # (line number, line, is the last line)
         try:
             with open(self.path, "rb") as fh:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_SH)  # wait out an append in flight
-                data = fh.read()
+                for lineno, raw in enumerate(fh, start=1):
+                    line = raw[:-1] if raw.endswith(b"\n") else raw
+                    if not line.strip():
+                        continue
+                    if case_ids is not None:
+                        case_id = _case_id_of(line)
+                        if case_id is not None and case_id not in case_ids:
+                            continue
+                    wanted.append((lineno, line, not raw.endswith(b"\n")))
         except FileNotFoundError:
-            return done
-        lines = data.split(b"\n")
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
+            return {}
+        done: dict[str, Transcript] = {}
+        for lineno, line, last in wanted:
             t, why = self._parse(line)
             if t is None:
-                if lineno == len(lines):
+                if last:
                     why = f"torn last line, no newline; {why}"
                 log.warning(
                     "%s:%d: skipping a torn or invalid journal line: %s", self.path, lineno, why
                 )
                 continue
-            done[t.case_id] = t
+            if case_ids is None or t.case_id in case_ids:
+                done[t.case_id] = t
         return done
 
     def _repair_tail(self, fd: int) -> bytes:
@@ -200,14 +229,16 @@ async def simulate_cases(
     journal: DialogueJournal,
     provenance: Callable[[], dict[str, str]] | None = None,
     fail_on_error: float | None = None,
+    progress: Progress | None = None,
 ) -> list[Transcript]:
     """Simulate every case not already in the journal; returns transcripts in case order.
 
     Dialogues run concurrently; LLM roles throttle themselves per endpoint. ``provenance`` is
     asked after each dialogue, so it can report what the endpoint revealed while serving it
-    (served model id, system fingerprint).
+    (served model id, system fingerprint). ``progress`` (default: one that counts dialogues
+    only) logs progress lines every 30 s or 5% (:mod:`lecode.progress`).
     """
-    done = journal.load()
+    done = journal.load({c.id for c in cases})
     todo = [c for c in cases if c.id not in done]
     log.info(
         "%d cases: %d already in the journal, %d to simulate",
@@ -215,15 +246,24 @@ async def simulate_cases(
         len(cases) - len(todo),
         len(todo),
     )
+    if progress is None:
+        progress = Progress(f"simulate {expert.name}/{strategy}")
+    progress.start(len(cases), len(cases) - len(todo))
 
     async def one(case: Case) -> Transcript:
         t = await simulate_case(case, expert, client, strategy=strategy, max_turns=max_turns)
         if provenance is not None:
             t = t.model_copy(update={"provenance": provenance()})
         await asyncio.to_thread(journal.append, t)  # fsync off the event loop
+        progress.advance(failure_kind(t.stop_reason, t.error))
         return t
 
-    fresh = await asyncio.gather(*(one(c) for c in todo))
+    ticker = asyncio.ensure_future(progress.ticker())
+    try:
+        fresh = await asyncio.gather(*(one(c) for c in todo))
+    finally:
+        ticker.cancel()
+    progress.finish()
     by_id = {**done, **{t.case_id: t for t in fresh}}
     out = [by_id[c.id] for c in cases]
     n_err = sum(t.stop_reason == "error" for t in out)

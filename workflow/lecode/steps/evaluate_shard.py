@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from lecode.progress import Progress, failure_kind, ledger_usage
 from lecode.recordio import read_cases, read_transcripts
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.specs import EvaluateSpec
@@ -30,11 +31,22 @@ def evaluate_shard(
     try:
         player = build(spec.role.name, spec.role.entry.model_dump(mode="json"), ctx)
 
+        progress = Progress(f"{spec.step} {transcripts}", usage=ledger_usage(ctx.runtime))
+
+        async def one(t: Transcript) -> E:
+            r = await evaluate(player, cases[t.case_id], t)
+            progress.advance(failure_kind(r.status, r.error))
+            return r
+
         async def all_() -> list[E]:
             ts = read_transcripts(transcripts)
-            return list(
-                await asyncio.gather(*(evaluate(player, cases[t.case_id], t) for t in ts))
-            )
+            progress.start(len(ts))
+            ticker = asyncio.ensure_future(progress.ticker())
+            try:
+                return list(await asyncio.gather(*(one(t) for t in ts)))
+            finally:
+                ticker.cancel()
+                progress.finish()
 
         records = asyncio.run(all_())
     finally:
