@@ -12,12 +12,14 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from lecode.records import Case, DialogueScores, Judgement, Matches, Transcript
+
+if TYPE_CHECKING:
+    import polars as pl
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -95,20 +97,40 @@ def read_judgements(path: str | Path) -> list[Judgement]:
     return list(_read_jsonl(path, Judgement))
 
 
-SCORE_SCHEMA: dict[str, type[pl.DataType]] = {
-    name: (
-        pl.Utf8
-        if name in ("case_id", "expert", "strategy", "stop_reason")
-        else pl.Int64
-        if name in ("n_facts", "turns", "bertscore_truncated")
-        else pl.Float64
-    )
-    for name in DialogueScores.model_fields
-}
+# polars is imported by the functions that need it (the score files), not by this module: every
+# job reads or writes records through it, and most never touch a data frame
+# (benchmarks/import_cost.py).
+
+
+def score_schema() -> dict[str, type[pl.DataType]]:
+    """The column types of a score file (``SCORE_SCHEMA``)."""
+    import polars as pl
+
+    return {
+        name: (
+            pl.Utf8
+            if name in ("case_id", "expert", "strategy", "stop_reason")
+            else pl.Int64
+            if name in ("n_facts", "turns", "bertscore_truncated")
+            else pl.Float64
+        )
+        for name in DialogueScores.model_fields
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``SCORE_SCHEMA``, built (and polars imported) on first use."""
+    if name == "SCORE_SCHEMA":
+        schema = score_schema()
+        globals()["SCORE_SCHEMA"] = schema
+        return schema
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def scores_frame(rows: Iterable[DialogueScores]) -> pl.DataFrame:
-    return pl.DataFrame([r.model_dump() for r in rows], schema=SCORE_SCHEMA, orient="row")
+    import polars as pl
+
+    return pl.DataFrame([r.model_dump() for r in rows], schema=score_schema(), orient="row")
 
 
 def write_scores(path: str | Path, rows: Iterable[DialogueScores]) -> None:
@@ -118,4 +140,6 @@ def write_scores(path: str | Path, rows: Iterable[DialogueScores]) -> None:
 
 
 def read_scores(path: str | Path) -> pl.DataFrame:
-    return pl.read_csv(path, schema=SCORE_SCHEMA)
+    import polars as pl
+
+    return pl.read_csv(path, schema=score_schema())

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -468,6 +467,8 @@ class Settings(_Section):
     @classmethod
     def load(cls, path: str | Path = "params.yaml", *extra: str | Path) -> Settings:
         """``path`` with any extra files merged over it, as ``snakemake --configfile`` does."""
+        import yaml  # here, not at the top: jobs get their spec as JSON and never read YAML
+
         merged: dict[str, Any] = {}
         for p in (path, *extra):
             data = yaml.safe_load(Path(p).read_text(encoding="utf-8")) or {}

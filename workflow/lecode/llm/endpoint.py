@@ -8,13 +8,17 @@ limiter, no network). On a miss it either fails (replay mode) or calls the endpo
 endpoint's concurrency limit with retries, stores the response (write-ahead, durable before it
 is returned) and records the call in the ledger.
 
-Requests go through the ``openai`` SDK (``AsyncOpenAI``, its own retries off) in the OpenAI
-chat-completions format, on its raw request path: the JSON body is built once by us and sent
-as it is, the reply decoded with ``json``. The SDK's typed transformation of every message and
-its response models cost more CPU per call than the rest of the harness together
-(``benchmarks/harness_throughput.py``), and with many calls in flight that CPU time keeps a
-slot of the concurrency limit busy beyond the endpoint's own latency. The HTTP client under it
-is ``httpx2`` (:mod:`lecode.llm.http`).
+Requests are the OpenAI chat-completions request (``POST {base_url}/chat/completions`` with
+``Authorization: Bearer <key>``, and the ``OpenAI-Organization`` / ``OpenAI-Project`` headers
+when ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` are set, as the ``openai`` SDK sends them), sent
+by the HTTP library directly (``httpx2``, :mod:`lecode.llm.http`): the JSON body is built once
+by us and sent as it is, the reply decoded with ``json``, an HTTP error status raised as
+:class:`~lecode.llm.retry.StatusError` (its ``Retry-After`` kept). The ``openai`` SDK's request
+path (its request options, headers, response wrapping; earlier also its typed transformation of
+every message) cost more CPU per call than the rest of the harness, and with many calls in
+flight that CPU time keeps a slot of the concurrency limit busy beyond the endpoint's own
+latency (``benchmarks/harness_vs_raw.py``); importing the SDK also cost every LLM job about
+half a second (``benchmarks/import_cost.py``).
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import openai
 
 from lecode.llm.errors import LLMCallError, ReplayMissError
 from lecode.llm.http import lib as httpx
@@ -44,13 +47,18 @@ from lecode.llm.ledger import (
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
 from lecode.llm.parsing import split_reasoning
-from lecode.llm.retry import EmptyResponseError, RetryPolicy, classify
+from lecode.llm.retry import EmptyResponseError, RetryPolicy, StatusError, classify
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore, StoredResponse
 from lecode.records import RoleUsage
 
 USER_AGENT = "lecode (OpenAI-compatible chat client)"
+#: Environment variables whose value the ``openai`` SDK sends as a header, sent the same way.
+SDK_ENV_HEADERS = (
+    ("OPENAI_ORG_ID", "OpenAI-Organization"),
+    ("OPENAI_PROJECT_ID", "OpenAI-Project"),
+)
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,8 @@ class Endpoint:
         # the endpoint's address as far as limits go: a LoRA entry shares its server's
         self.address = spec.identity_url
         limits.declare(self.address, spec.concurrency)
-        self._sdks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
-        self._sdks = weakref.WeakKeyDictionary()
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Client]
+        self._clients = weakref.WeakKeyDictionary()
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
         self.seen_models: set[str] = set()
@@ -237,17 +245,26 @@ class Endpoint:
             f"last message begins: {snippet!r}" + (f"; {corrupt}" if corrupt else "")
         )
 
-    async def _sdk(self) -> openai.AsyncOpenAI:
-        """The ``openai`` client of the running event loop, created on first use. Its HTTP
-        client is closed inside that loop when the loop shuts down (``asyncio.run`` finalises
-        async generators), so no connection outlives its loop. The SDK's own retries are off:
-        :mod:`lecode.llm.retry` decides, counts and logs every retry."""
+    async def _client(self) -> _Client:
+        """The HTTP client of the running event loop, created on first use, with the chat
+        completions URL and the headers every request carries. It is closed inside that loop
+        when the loop shuts down (``asyncio.run`` finalises async generators), so no connection
+        outlives its loop. :mod:`lecode.llm.retry` decides, counts and logs every retry."""
         loop = asyncio.get_running_loop()
-        sdk = self._sdks.get(loop)
-        if sdk is None:
+        client = self._clients.get(loop)
+        if client is None:
             base_url = self._resolve_base_url() if self._resolve_base_url else self.spec.base_url
             api_key = self.spec.api_key(self._environ)
             register_secret(api_key)
+            headers = {
+                "Accept": "application/json",
+                "Content-Type": "application/json",
+                "User-Agent": USER_AGENT,
+                "Authorization": f"Bearer {api_key}",
+            }
+            for var, header in SDK_ENV_HEADERS:
+                if os.environ.get(var):
+                    headers[header] = os.environ[var]
             http = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.spec.timeout),
                 limits=httpx.Limits(
@@ -255,20 +272,14 @@ class Endpoint:
                     max_keepalive_connections=max(100, self.spec.concurrency),
                 ),
                 follow_redirects=False,
+                headers=headers,
             )
-            sdk = openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=str(base_url).rstrip("/"),
-                max_retries=0,
-                timeout=self.spec.timeout,
-                http_client=http,
-                default_headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
-            )
-            self._sdks[loop] = sdk
+            client = _Client(http, str(base_url).rstrip("/") + "/chat/completions")
+            self._clients[loop] = client
             guard = _close_at_loop_end(http)
             await guard.__anext__()
             self._guards[loop] = guard
-        return sdk
+        return client
 
     async def _request(
         self,
@@ -284,20 +295,18 @@ class Endpoint:
         body = {"model": self.spec.served_model, "messages": [dict(m) for m in messages]}
         content = json.dumps({**body, **decoding}, ensure_ascii=False).encode("utf-8")
         retries = 0
-        sdk = await self._sdk()
-        # The body goes out as it is: the chat-completions request of the OpenAI API, sent
-        # through the SDK's raw request path (its typed transformation of every message costs
-        # more CPU than the rest of the harness, see benchmarks/harness_throughput.py).
-        options: Any = {"headers": extra_headers}
+        client = await self._client()
+        # The body goes out as it is: the chat-completions request of the OpenAI API.
         while True:
             try:
                 async with sem:
                     self.network_calls += 1
-                    reply = await sdk.post(
-                        "/chat/completions",
-                        cast_to=httpx.Response,
-                        content=content,
-                        options=options,
+                    reply = await client.http.post(
+                        client.url, content=content, headers=extra_headers
+                    )
+                if not 200 <= reply.status_code < 300:
+                    raise StatusError.from_reply(
+                        reply.status_code, reply.content, reply.headers.get("retry-after")
                     )
                 return parse_completion(reply.content), retries
             except Exception as exc:
@@ -349,15 +358,23 @@ class Endpoint:
                 await asyncio.sleep(delay)
 
     def drop_connections(self) -> None:
-        self._sdks = weakref.WeakKeyDictionary()
+        self._clients = weakref.WeakKeyDictionary()
         self._guards = weakref.WeakKeyDictionary()
 
     async def aclose(self) -> None:
-        sdks = list(self._sdks.values())
+        clients = list(self._clients.values())
         self.drop_connections()
-        for sdk in sdks:
-            with contextlib.suppress(Exception):  # an SDK client bound to a finished loop
-                await sdk.close()
+        for client in clients:
+            with contextlib.suppress(Exception):  # a client bound to a finished loop
+                await client.http.aclose()
+
+
+@dataclass(frozen=True)
+class _Client:
+    """The HTTP client of one event loop and the URL it posts to."""
+
+    http: httpx.AsyncClient
+    url: str
 
 
 async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncIterator[None]:

@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -118,7 +118,8 @@ class UsageLedger:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else None
-        self._totals: dict[tuple[str, str], RoleUsage] = {}
+        # (role, model) -> [calls, cached, retries, prompt, completion, cost, reasoning]
+        self._sums: dict[tuple[str, str], list[Any]] = {}
         self._errors: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
         self._fh = None
@@ -127,20 +128,44 @@ class UsageLedger:
             self._fh = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
 
     def record(self, call: CallRecord) -> None:
+        # Called once per LLM call (store hits too): running sums in plain lists rather than a
+        # new RoleUsage per call, and the file row built from the record's fields directly
+        # (``dataclasses.asdict`` copies deeply); the row is the same JSON as before.
         with self._lock:
             k = (call.role, call.model)
+            sums = self._sums.get(k)
+            if sums is None:
+                sums = self._sums[k] = [0, 0, 0, 0, 0, 0.0, 0]
             if call.status == "ok":
-                self._totals[k] = self._totals.get(k, RoleUsage()) + call.usage()
+                sums[0] += 1
+                sums[1] += int(call.cached)
+                sums[2] += call.retries
+                sums[3] += call.prompt_tokens
+                sums[4] += call.completion_tokens
+                sums[5] += call.cost
+                sums[6] += int(call.reasoning_tokens or 0)
             else:
                 self._errors[k] = self._errors.get(k, 0) + 1
-                self._totals[k] = self._totals.get(k, RoleUsage()) + RoleUsage(retries=call.retries)
+                sums[2] += call.retries
             if self._fh is not None:
-                row = asdict(call) | {"ts": round(time.time(), 3)}
-                self._fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+                row = {f: getattr(call, f) for f in _ROW_FIELDS}
+                row["ts"] = round(time.time(), 3)
+                self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     def totals(self) -> dict[tuple[str, str], RoleUsage]:
         with self._lock:
-            return dict(self._totals)
+            return {
+                k: RoleUsage(
+                    calls=s[0],
+                    cached=s[1],
+                    retries=s[2],
+                    prompt_tokens=s[3],
+                    completion_tokens=s[4],
+                    cost=s[5],
+                    reasoning_tokens=s[6],
+                )
+                for k, s in self._sums.items()
+            }
 
     def errors(self) -> dict[tuple[str, str], int]:
         with self._lock:
@@ -162,6 +187,11 @@ class UsageLedger:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+#: The ledger file's columns: a call record's fields and ``ts``, in sorted order.
+_ROW_FIELDS = tuple(sorted(f.name for f in fields(CallRecord)))
+assert "ts" not in _ROW_FIELDS and sorted([*_ROW_FIELDS, "ts"]) == [*_ROW_FIELDS, "ts"]
 
 
 def sum_usage(usages: Iterable[Mapping[str, RoleUsage]]) -> dict[str, RoleUsage]:

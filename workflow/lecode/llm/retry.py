@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from dataclasses import dataclass
+from typing import Any
 
-import openai
 from pydantic import ValidationError
 
 from lecode.llm.errors import FailureKind
@@ -78,7 +79,10 @@ def classify(exc: BaseException) -> Failure:
         return Failure("malformed", None, None, f"undecodable response body: {_short(str(exc))}")
     if isinstance(exc, httpx.RequestError):
         return Failure("connection", None, None, f"connection error: {_short(repr(exc))}")
-    if isinstance(exc, openai.APIStatusError):
+    # The ``openai`` SDK's exceptions (the endpoint no longer calls the SDK; kept for callers
+    # that do). Not imported here: where the SDK is not loaded, none of its exceptions exist.
+    openai: Any = sys.modules.get("openai")
+    if openai is not None and isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = _retry_after(exc)
         detail = f"HTTP {status}: {_short(exc.message)}"
@@ -87,20 +91,23 @@ def classify(exc: BaseException) -> Failure:
         if status >= 500:
             return Failure("server", status, retry_after, detail)
         return Failure("client_error", status, None, detail)
-    if isinstance(exc, openai.APITimeoutError):
+    if openai is not None and isinstance(exc, openai.APITimeoutError):
         return Failure("timeout", None, None, "request timed out")
-    if isinstance(exc, openai.APIConnectionError):
+    if openai is not None and isinstance(exc, openai.APIConnectionError):
         return Failure("connection", None, None, f"connection error: {_short(str(exc))}")
     if isinstance(exc, EmptyResponseError):
         return Failure("empty", None, None, "empty completion")
-    if isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError):
+    if isinstance(exc, json.JSONDecodeError) or (
+        openai is not None and isinstance(exc, openai.APIResponseValidationError)
+    ):
         return Failure("malformed", None, None, f"malformed response body: {_short(str(exc))}")
     if isinstance(exc, KeyError | IndexError | TypeError | AttributeError | ValidationError):
         return Failure("malformed", None, None, f"malformed response body: {_short(repr(exc))}")
     raise exc  # a bug, not an endpoint failure
 
 
-def _retry_after(exc: openai.APIStatusError) -> float | None:
+def _retry_after(exc: Any) -> float | None:
+    """``Retry-After`` of an ``openai.APIStatusError``."""
     try:
         value = exc.response.headers.get("retry-after")
     except Exception:

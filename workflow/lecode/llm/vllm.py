@@ -25,8 +25,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.logs import LOG
 from lecode.llm.spec import ModelSpec, is_llm_entry
@@ -105,6 +103,10 @@ def build_command(spec: ModelSpec, port: int, prefix: Sequence[str] | None = Non
 
 
 def _healthy(base_url: str, names: Sequence[str], timeout: float = 2.0) -> bool:
+    # imported here: every LLM job imports this module (LLMRuntime), only a server start calls
+    # this, and httpx's import (its command line too) costs a job about 0.2 s
+    import httpx
+
     try:
         r = httpx.get(f"{base_url}/models", timeout=timeout)
         if r.status_code != 200:
