@@ -18,6 +18,11 @@ writer creates its own with ``O_EXCL``), and a write of our own that fails part 
 next line start with a newline.
 
 Only non-empty responses are stored; errors never reach the store.
+
+A process keeps in memory where each entry lies (segment, offset, length: about 20 bytes an
+entry, :class:`_Index`), not the entries: a lookup reads the line with one ``pread`` and checks
+its key and checksum again, so a job's memory stays flat however large the store grows
+(``benchmarks/scale.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ import secrets
 import threading
 import time
 import zlib
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,14 +172,19 @@ class _Segment:
                 os.close(dfd)
         self.written = 0
         self.synced = 0
+        self.size = 0  # bytes in the file: we are its only writer
         self._task: asyncio.Task[None] | None = None
         self._lock = threading.Lock()
         self._torn = False  # a failed write left a fragment: the next line starts afresh
 
-    def append(self, data: bytes) -> int:
+    def append(self, data: bytes) -> tuple[int, int]:
+        """Write one line; returns (its sequence number for :meth:`sync_through`, the file
+        offset where it starts)."""
         with self._lock:
+            start = self.size
             if self._torn:
                 data = b"\n" + data
+                start += 1
             view = memoryview(data)
             try:
                 while view:
@@ -179,10 +192,12 @@ class _Segment:
                     view = view[n:]
             except BaseException:
                 self._torn = self._torn or len(view) < len(data)
+                self.size += len(data) - len(view)
                 raise
             self._torn = False
+            self.size += len(data)
             self.written += 1
-            return self.written
+            return self.written, start
 
     def sync_now(self) -> None:
         target = self.written
@@ -211,10 +226,175 @@ class _Segment:
             os.close(self.fd)
 
 
+#: A line's JSON body starts this many bytes after the line: 64-byte key, tab, 8-digit
+#: checksum, tab (:func:`inspect_line` accepts no other shape).
+_BODY_AT = 64 + 1 + 8 + 1
+_SEG_SHIFT = 44  # a location is segment number << 44 | line offset (segments below 16 TiB)
+_OPEN_SEGMENTS = 64  # read descriptors kept open per partition
+
+
+def _slot(key: str) -> int:
+    """The 64-bit slot of a key in the index (Python's string hash: stable within a process,
+    which is as long as an index lives)."""
+    return hash(key) & 0xFFFF_FFFF_FFFF_FFFF
+
+
+class _Index:
+    """Where each stored response lies, not the response itself: a job's memory must not grow
+    with the store (``benchmarks/scale.py``: every job of a 10,000-dialogue run would hold
+    hundreds of MB of responses it never asks for). The entries of the first load of a
+    partition go into three sorted arrays (64-bit key slot, segment number and line offset,
+    body length; 20 bytes an entry); entries added later (our own writes, lines other processes
+    append while a job runs) into a dict. A lookup finds the key's slot and reads the line with
+    one ``pread``, checking its key and checksum; bodies are read only for keys asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.names: list[str] = []  # segment number -> file name
+        self.numbers: dict[str, int] = {}
+        self.slots = array("Q")
+        self.locs = array("Q")
+        self.lengths = array("I")  # body length + 1; 0: an entry dropped as unreadable
+        self.later: dict[str, tuple[int, int]] = {}  # key -> (location, body length)
+        self.count = 0
+        self._fds: OrderedDict[int, int] = OrderedDict()  # segment number -> read descriptor
+        self._fd_lock = threading.Lock()
+        # the first load, collected unsorted, then sorted by load_done()
+        self._loading: tuple[array[int], array[int], array[int]] | None = None
+
+    def number(self, name: str) -> int:
+        n = self.numbers.get(name)
+        if n is None:
+            n = self.numbers[name] = len(self.names)
+            self.names.append(name)
+        return n
+
+    # -- reading -------------------------------------------------------------------------
+    def _pread(self, loc: int, n: int) -> bytes:
+        seg, offset = loc >> _SEG_SHIFT, loc & ((1 << _SEG_SHIFT) - 1)
+        with self._fd_lock:
+            fd = self._fds.get(seg)
+            if fd is None:
+                fd = self._fds[seg] = os.open(self.path / self.names[seg], os.O_RDONLY)
+                while len(self._fds) > _OPEN_SEGMENTS:
+                    os.close(self._fds.popitem(last=False)[1])
+            else:
+                self._fds.move_to_end(seg)
+            return os.pread(fd, n, offset)
+
+    def read(self, key: str, loc: int, length: int) -> bytes | None:
+        """The body at ``loc`` when the line there holds ``key`` and is intact, else None."""
+        try:
+            line = self._pread(loc, _BODY_AT + length)
+        except OSError:
+            return None
+        if len(line) != _BODY_AT + length or line[:64] != key.encode():
+            return None
+        body = line[_BODY_AT:]
+        try:
+            if zlib.crc32(body) != int(line[65:73], 16):
+                return None
+        except ValueError:
+            return None
+        return body
+
+    def find(self, key: str) -> bytes | None:
+        """The body stored for ``key``; the first copy in load order wins."""
+        hit = self.later.get(key)
+        if hit is not None:
+            return self.read(key, *hit)
+        slot = _slot(key)
+        slots, locs, lengths = self.slots, self.locs, self.lengths
+        i = bisect_left(slots, slot)
+        while i < len(slots) and slots[i] == slot:
+            if lengths[i]:
+                body = self.read(key, locs[i], lengths[i] - 1)
+                if body is not None:
+                    return body
+            i += 1
+        return None
+
+    def __contains__(self, key: str) -> bool:
+        return self.find(key) is not None
+
+    # -- adding --------------------------------------------------------------------------
+    @property
+    def loading(self) -> bool:
+        return self._loading is not None
+
+    def load_start(self) -> None:
+        if not self.count and not self.later:
+            self._loading = (array("Q"), array("Q"), array("I"))
+
+    def add(self, key: str, seg: int, offset: int, length: int) -> bool:
+        """Index a line known to be intact; False when the key is already indexed."""
+        loc = seg << _SEG_SHIFT | offset
+        if self._loading is not None:  # duplicates are removed when the load is done
+            slots, locs, lengths = self._loading
+            slots.append(_slot(key))
+            locs.append(loc)
+            lengths.append(length + 1)
+            return True
+        if key in self:
+            return False
+        self.later[key] = (loc, length)
+        self.count += 1
+        return True
+
+    def load_done(self) -> int:
+        """Sort the first load's entries and drop later copies of a key; returns the count."""
+        if self._loading is None:
+            return 0
+        slots, locs, lengths = self._loading
+        self._loading = None
+        order = sorted(range(len(slots)), key=slots.__getitem__)  # stable: load order kept
+        self.slots = array("Q", (slots[i] for i in order))
+        self.locs = array("Q", (locs[i] for i in order))
+        self.lengths = array("I", (lengths[i] for i in order))
+        del order, slots, locs, lengths
+        n = len(self.slots)
+        i = 0
+        while i < n:  # equal slots (a key stored twice, or a slot collision): compare keys
+            j = i + 1
+            while j < n and self.slots[j] == self.slots[i]:
+                j += 1
+            if j - i > 1:
+                seen: set[bytes] = set()
+                for k in range(i, j):
+                    head = self._key_at(self.locs[k])
+                    if head in seen:
+                        self.lengths[k] = 0
+                    seen.add(head)
+            i = j
+        self.count = sum(1 for x in self.lengths if x)
+        return self.count
+
+    def _key_at(self, loc: int) -> bytes:
+        return self._pread(loc, 64)
+
+    def drop(self, key: str) -> None:
+        """Forget every copy of ``key`` (unreadable)."""
+        if self.later.pop(key, None) is not None:
+            self.count -= 1
+        slot = _slot(key)
+        i = bisect_left(self.slots, slot)
+        while i < len(self.slots) and self.slots[i] == slot:
+            if self.lengths[i] and self._key_at(self.locs[i]) == key.encode():
+                self.lengths[i] = 0
+                self.count -= 1
+            i += 1
+
+    def close(self) -> None:
+        with self._fd_lock:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds.clear()
+
+
 class _Partition:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.index: dict[str, bytes] = {}
+        self.index = _Index(path)
         self.offsets: dict[str, int] = {}  # segment file name -> bytes consumed
         self.lines: dict[str, int] = {}  # segment file name -> complete lines consumed
         self.own: str | None = None  # our own segment's file name (already indexed on write)
@@ -238,46 +418,55 @@ class _Partition:
             return 0
         added = 0
         with self.lock:
-            for seg in sorted(self.path.glob(SEGMENT_GLOB)):
-                if seg.name == self.own:
+            self.index.load_start()
+            try:
+                added = self._refresh()
+            finally:
+                added += self.index.load_done()
+        return added
+
+    def _refresh(self) -> int:
+        added = 0
+        for seg in sorted(self.path.glob(SEGMENT_GLOB)):
+            if seg.name == self.own:
+                continue
+            start = self.offsets.get(seg.name, 0)
+            try:
+                size = seg.stat().st_size
+            except FileNotFoundError:
+                continue
+            if size <= start:
+                continue
+            with open(seg, "rb") as fh:
+                gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
+                fh.seek(start)
+                data = fh.read()
+            end = data.rfind(b"\n") + 1
+            lineno = self.lines.get(seg.name, 0)
+            warned = 0
+            number = self.index.number(seg.name)
+            pos = start  # file offset of the line
+            for line in data[:end].split(b"\n")[:-1]:
+                lineno += 1
+                at, pos = pos, pos + len(line) + 1
+                key, body, reason = inspect_line(line)
+                if body is None:
+                    where = f"{seg}:{lineno}"
+                    self._note_corrupt(key, f"{where} ({reason})")
+                    warned += 1
+                    if warned <= MAX_WARNINGS_PER_SEGMENT:
+                        log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
                     continue
-                start = self.offsets.get(seg.name, 0)
-                try:
-                    size = seg.stat().st_size
-                except FileNotFoundError:
-                    continue
-                if size <= start:
-                    continue
-                with open(seg, "rb") as fh:
-                    gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
-                    fh.seek(start)
-                    data = fh.read()
-                end = data.rfind(b"\n") + 1
-                lineno = self.lines.get(seg.name, 0)
-                warned = 0
-                for line in data[:end].split(b"\n")[:-1]:
-                    lineno += 1
-                    key, body, reason = inspect_line(line)
-                    if body is None:
-                        where = f"{seg}:{lineno}"
-                        self._note_corrupt(key, f"{where} ({reason})")
-                        warned += 1
-                        if warned <= MAX_WARNINGS_PER_SEGMENT:
-                            log.warning(
-                                "%s: skipping a corrupt response-store line: %s", where, reason
-                            )
-                        continue
-                    assert key is not None
-                    if key not in self.index:
-                        self.index[key] = body
-                        added += 1
-                if warned > MAX_WARNINGS_PER_SEGMENT:
-                    log.warning(
-                        "%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT
-                    )
-                self.offsets[seg.name] = start + end
-                self.lines[seg.name] = lineno
-                added += self._check_tail(seg, start + len(data), data[end:], lineno + 1, gone)
+                assert key is not None
+                if self.index.add(key, number, at, len(body)) and not self.index.loading:
+                    added += 1
+            if warned > MAX_WARNINGS_PER_SEGMENT:
+                log.warning(
+                    "%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT
+                )
+            self.offsets[seg.name] = start + end
+            self.lines[seg.name] = lineno
+            added += self._check_tail(seg, start + len(data), data[end:], lineno + 1, gone)
         return added
 
     def _check_tail(self, seg: Path, size: int, tail: bytes, lineno: int, gone: bool) -> int:
@@ -291,10 +480,8 @@ class _Partition:
         if body is not None:
             assert key is not None
             self.torn.pop(seg.name, None)
-            if key in self.index:
-                return 0
-            self.index[key] = body
-            return 1
+            added = self.index.add(key, self.index.number(seg.name), size - len(tail), len(body))
+            return int(added and not self.index.loading)
         if self.torn.get(seg.name, (-1,))[0] == size:
             return 0  # reported already
         reason = f"torn last line ({reason})"
@@ -318,7 +505,7 @@ class _Partition:
         """Forget an indexed entry whose record cannot be read, with a warning."""
         where = self.locate(key)
         with self.lock:
-            self.index.pop(key, None)
+            self.index.drop(key)
             self.corrupt.setdefault(key, []).append(f"{where} ({reason})")
         log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
 
@@ -349,9 +536,9 @@ class ResponseStore:
         """The stored response for ``key``; with ``refresh``, also look at lines other
         processes appended since this partition was loaded."""
         part = self._partition(partition)
-        body = part.index.get(key)
+        body = part.index.find(key)
         if body is None and refresh and part.refresh():
-            body = part.index.get(key)
+            body = part.index.find(key)
         if body is None:
             return None
         record = self._record(part, key, body)
@@ -365,7 +552,7 @@ class ResponseStore:
 
     def get_record(self, partition: str, key: str) -> dict[str, Any] | None:
         part = self._partition(partition)
-        body = part.index.get(key)
+        body = part.index.find(key)
         return None if body is None else self._record(part, key, body)
 
     @staticmethod
@@ -418,12 +605,12 @@ class ResponseStore:
                     )
                     seg = _Segment(part.path / name, self.durable)
                     part.own = name
+                    part.index.number(name)
                     self._segments[partition] = seg
         line = encode_line(key, record)
-        body = line.split(b"\t", 2)[2][:-1]
-        seq = seg.append(line)
+        seq, at = seg.append(line)
         with part.lock:
-            part.index.setdefault(key, body)
+            part.index.add(key, part.index.numbers[part.own], at, len(line) - _BODY_AT - 1)
         return seg, seq
 
     async def put(self, partition: str, key: str, record: dict[str, Any]) -> None:
@@ -437,7 +624,7 @@ class ResponseStore:
         seg.sync_now()
 
     def __len__(self) -> int:
-        return sum(len(p.index) for p in self._partitions.values())
+        return sum(p.index.count for p in self._partitions.values())
 
     def load_all(self) -> int:
         """Load every partition on disk (for statistics and tests). Returns the entry count."""
@@ -452,3 +639,5 @@ class ResponseStore:
             segments, self._segments = self._segments, {}
         for seg in segments.values():
             seg.close()
+        for part in self._partitions.values():
+            part.index.close()

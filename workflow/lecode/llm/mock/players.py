@@ -57,16 +57,37 @@ class Plan:
         return fact_question(case.facts[self.targets[k]])
 
 
+#: Characters of an initial query the case index is keyed on (:meth:`Players.find_case`).
+_KEY_CHARS = 8
+
+
 class Players:
     def __init__(self, cases: Sequence[CaseText]) -> None:
         self.cases = list(cases)
         self._plans: dict[str, Plan] = {}
+        # Index of the cases by the first characters of their initial query, so that finding
+        # the case of a prompt does not scan every case (benchmarks/scale.py serves 10,000).
+        self._by_head: dict[str, list[int]] = {}
+        self._short: list[int] = []  # queries shorter than the key: scanned
+        for i, case in enumerate(self.cases):
+            q = case.initial_query
+            if len(q) >= _KEY_CHARS:
+                self._by_head.setdefault(q[:_KEY_CHARS], []).append(i)
+            elif q:
+                self._short.append(i)
 
     def find_case(self, text: str) -> CaseText | None:
-        for case in self.cases:
-            if case.initial_query and case.initial_query in text:
-                return case
-        return None
+        """The first case (in file order) whose initial query occurs in ``text``."""
+        best = next((i for i in self._short if self.cases[i].initial_query in text), None)
+        by_head = self._by_head
+        for pos in range(len(text) - _KEY_CHARS + 1):
+            for i in by_head.get(text[pos : pos + _KEY_CHARS], ()):
+                if best is not None and i >= best:
+                    break
+                if text.startswith(self.cases[i].initial_query, pos):
+                    best = i
+                    break
+        return None if best is None else self.cases[best]
 
     def plan(self, case: CaseText) -> Plan:
         plan = self._plans.get(case.id)
