@@ -122,6 +122,29 @@ def fingerprint_model_dir(path: str | Path) -> str:
     return outer.hexdigest()
 
 
+#: Forces the BERTScore device (``cpu``, ``cuda``, ``cuda:1``); unset: :func:`resolve_device`.
+DEVICE_ENV = "LECODE_BERTSCORE_DEVICE"
+
+
+def resolve_device(device: str = "auto") -> str:
+    """The torch device BERTScore runs on: ``$LECODE_BERTSCORE_DEVICE`` when set, else
+    ``device`` unless it is ``auto``, else ``cuda`` when torch sees a GPU, else ``cpu``.
+
+    The device is a runtime choice (it is in no spec digest): scores computed on a GPU can
+    differ from the CPU's in the last digits (floating-point order), so set
+    ``LECODE_BERTSCORE_DEVICE=cpu`` where a score file must be reproduced byte for byte on
+    another machine.
+    """
+    forced = os.environ.get(DEVICE_ENV, "").strip()
+    if forced:
+        return forced
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 @dataclass(frozen=True)
 class BertScores:
     """F1 per pair and, per pair, whether bert-score cut the candidate or the reference to the
@@ -145,7 +168,7 @@ class BertScorer:
     """
 
     def __init__(
-        self, model: str, num_layers: int, batch_size: int, threads: int, device: str = "cpu"
+        self, model: str, num_layers: int, batch_size: int, threads: int, device: str = "auto"
     ) -> None:
         self.model = model
         self.model_path = resolve_model(model)
@@ -171,6 +194,13 @@ class BertScorer:
             from bert_score import BERTScorer  # type: ignore[import-untyped]
 
             torch.set_num_threads(self.threads)
+            self.device = resolve_device(self.device)
+            log.info(
+                "BERTScore on %s with %d CPU thread(s), batch size %d",
+                self.device,
+                torch.get_num_threads(),
+                self.batch_size,
+            )
             scorer = BERTScorer(
                 model_type=str(self.model_path),
                 num_layers=self.num_layers,
