@@ -27,6 +27,12 @@ def stale(status: dict[str, Any]) -> list[str]:
             for key in STALE_KEYS:
                 if key in entry:
                     what = entry[key]
+                    if key == "changed deps" and isinstance(what, dict):
+                        # A dependency that is another stage's output and was not pulled is
+                        # absent, not changed: git holds every code, data and params file.
+                        what = {k: v for k, v in what.items() if v != "deleted"}
+                        if not what:
+                            continue
                     detail = (
                         ", ".join(f"{k} ({v})" for k, v in what.items())
                         if isinstance(what, dict)

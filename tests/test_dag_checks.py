@@ -140,4 +140,6 @@ def test_lock_checker_names_stale_dependencies() -> None:
     }
     assert stale(status) == ["all_tables: changed deps: workflow (modified)"]
     assert stale({"report": [{"changed outs": {"build": "deleted"}}]}) == []
+    # another stage's output that a fresh clone has not pulled is absent, not stale
+    assert stale({"report": [{"changed deps": {"reports/tables": "deleted"}}]}) == []
     assert stale({"x": [{"changed params": {"params.yaml": {"models": "modified"}}}]})
