@@ -329,7 +329,7 @@ def test_a_persistent_fault_leaves_dialogues_in_error_and_a_rerun_retries_only_t
     finally:
         mock.stop()
     for shard, n_err in errors_per_shard.items():
-        log = (project / "logs" / "simulate" / shard).with_suffix(".log").read_text("utf-8")
+        log = (project / "logs" / "transcripts" / shard).with_suffix(".log").read_text("utf-8")
         assert f"{n_err} to simulate" in log, (shard, log)
     assert second["requests"].get("expert", 0) > 0
     assert not set(first["served"]) & {e["digest"] for e in second["log"]}
