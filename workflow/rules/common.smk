@@ -236,6 +236,7 @@ def report_inputs(spec):
         # A folder named by its spec digest: what it holds is decided by that digest, and
         # folders have no checksum in Snakemake's records, so their times must not count.
         inputs["tables"] = ancient(spec.tables)
+        inputs["tables_manifest"] = spec.tables + ".manifest.json"  # but its rewrites count
     extra = getattr(spec, "extra_tables", ())
     if extra:
         inputs["extra_tables"] = [ancient(p) for p in extra]
@@ -245,6 +246,8 @@ def report_inputs(spec):
 TABLES_DIR = PLAN.tables_dir
 FIGURES_DIR = paths.format(paths.FIGURES, fcfg=PLAN.figures_spec.digest())
 PLOTS_DIR = paths.format(paths.PLOTS, fcfg=PLAN.figures_spec.digest())
+TABLES_MANIFEST = TABLES_DIR + ".manifest.json"
+FIGURES_MANIFEST = str(Path(FIGURES_DIR).parent / "manifest.json")
 HTML_FILE = paths.format(paths.HTML, hcfg=PLAN.html_spec.digest())
 
 

@@ -7,7 +7,8 @@ rule tables:
     input:
         **report_inputs(PLAN.tables_spec),
     output:
-        directory(TABLES_DIR),
+        tables=directory(TABLES_DIR),
+        manifest=TABLES_MANIFEST,
     params:
         spec=spec_json(PLAN.tables_spec),
     threads: 2
@@ -29,6 +30,7 @@ rule figures:
     output:
         figures=directory(FIGURES_DIR),
         plots=directory(PLOTS_DIR),
+        manifest=FIGURES_MANIFEST,
     params:
         spec=spec_json(PLAN.figures_spec),
     threads: 1
@@ -48,6 +50,7 @@ rule html_report:
     input:
         **report_inputs(PLAN.html_spec),
         figures=ancient(FIGURES_DIR),  # digest-named folders: existence decides (see common)
+        figures_manifest=FIGURES_MANIFEST,
     output:
         HTML_FILE,
     params:
@@ -65,7 +68,8 @@ rule html_report:
 
 rule publish_tables:
     input:
-        ancient(TABLES_DIR),
+        tables=ancient(TABLES_DIR),
+        manifest=TABLES_MANIFEST,  # a rewrite of the folder in place re-publishes it
     output:
         tables=directory(paths.PUBLISHED_TABLES),
         metrics=paths.PUBLISHED_METRICS,
@@ -76,7 +80,7 @@ rule publish_tables:
     log:
         "logs/publish/tables.log",
     shell:
-        "rm -rf {output.tables} && cp -r {input} {output.tables} 2> {log}"
+        "rm -rf {output.tables} && cp -r {input.tables} {output.tables} 2> {log}"
         " && mv {output.tables}/metrics.json {output.metrics}"
 
 
@@ -84,6 +88,7 @@ rule publish_figures:
     input:
         figures=ancient(FIGURES_DIR),
         plots=ancient(PLOTS_DIR),
+        manifest=FIGURES_MANIFEST,
     output:
         figures=directory(paths.PUBLISHED_FIGURES),
         plots=directory(paths.PUBLISHED_PLOTS),

@@ -1,9 +1,11 @@
 """Snakemake script: every table with its provenance (see lecode.steps.tables)."""
 
+from lecode.manifest import write_manifest
 from lecode.specs import TablesSpec
 from lecode.steps.logs import setup_logging
 from lecode.steps.tables import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])
-run(TablesSpec.from_json(sm.params.spec), out_dir=sm.output[0])
+run(TablesSpec.from_json(sm.params.spec), out_dir=sm.output.tables)
+write_manifest([sm.output.tables], sm.output.manifest)
