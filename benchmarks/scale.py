@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -150,13 +151,17 @@ def run_size(n: int, args: argparse.Namespace, keep: Path | None) -> dict[str, A
             started = time.perf_counter()
             with open(tmp / "snakemake.log", "w", encoding="utf-8") as log:
                 sm = subprocess.Popen(cmd, cwd=project, stdout=log, stderr=log, env=env)
+                ended: list[float] = []  # when Snakemake exited (a status run may be going on)
+                waiter = threading.Thread(
+                    target=lambda: (sm.wait(), ended.append(time.perf_counter()))
+                )
+                waiter.start()
                 last_status = ""
                 status_s: list[float] = []
+                next_status = started + (args.status_every or float("inf"))
                 while sm.poll() is None:
-                    if args.status_every:
-                        time.sleep(args.status_every)
-                        if sm.poll() is not None:
-                            break
+                    time.sleep(0.2)
+                    if time.perf_counter() >= next_status and sm.poll() is None:
                         t0 = time.perf_counter()
                         st = subprocess.run(
                             [LECODE, "status", "--params", "params.yaml", "--params", "scale.yaml"],
@@ -170,9 +175,9 @@ def run_size(n: int, args: argparse.Namespace, keep: Path | None) -> dict[str, A
                         last_status = st.stdout + st.stderr
                         print(f"[{n}] {time.perf_counter() - started:.0f}s", flush=True)
                         print(last_status, flush=True)
-                    else:
-                        time.sleep(1.0)
-            seconds = time.perf_counter() - started
+                        next_status = time.perf_counter() + args.status_every
+                waiter.join()
+                seconds = ended[0] - started
             if sm.returncode != 0:
                 tail = (tmp / "snakemake.log").read_text("utf-8")[-4000:]
                 raise SystemExit(f"snakemake failed for {n} dialogues:\n{tail}")

@@ -19,7 +19,7 @@ next line start with a newline.
 
 Only non-empty responses are stored; errors never reach the store.
 
-A process keeps in memory where each entry lies (segment, offset, length: about 20 bytes an
+A process keeps in memory where each entry lies (segment, offset, length: about 16-32 bytes an
 entry, :class:`_Index`), not the entries: a lookup reads the line with one ``pread`` and checks
 its key and checksum again, so a job's memory stays flat however large the store grows
 (``benchmarks/scale.py``).
@@ -38,8 +38,8 @@ import threading
 import time
 import zlib
 from array import array
-from bisect import bisect_left
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,33 +234,37 @@ _OPEN_SEGMENTS = 64  # read descriptors kept open per partition
 
 
 def _slot(key: str) -> int:
-    """The 64-bit slot of a key in the index (Python's string hash: stable within a process,
-    which is as long as an index lives)."""
-    return hash(key) & 0xFFFF_FFFF_FFFF_FFFF
+    """A key's nonzero 32-bit tag in the index (from Python's string hash: stable within a
+    process, which is as long as an index lives; equal tags are told apart by the key itself,
+    read back from the segment)."""
+    return (hash(key) & 0xFFFF_FFFF) or 1
 
 
 class _Index:
     """Where each stored response lies, not the response itself: a job's memory must not grow
-    with the store (``benchmarks/scale.py``: every job of a 10,000-dialogue run would hold
-    hundreds of MB of responses it never asks for). The entries of the first load of a
-    partition go into three sorted arrays (64-bit key slot, segment number and line offset,
-    body length; 20 bytes an entry); entries added later (our own writes, lines other processes
-    append while a job runs) into a dict. A lookup finds the key's slot and reads the line with
-    one ``pread``, checking its key and checksum; bodies are read only for keys asked for."""
+    with the store (``benchmarks/scale.py``: with the responses in memory, every job of a
+    10,000-dialogue run held hundreds of MB of responses it never asks for). An open-addressing
+    hash table in three arrays (32-bit key tag, segment number and line offset, body length:
+    16 bytes a table slot, at most two thirds full). A lookup probes the tag and reads the line
+    with one ``pread``, checking its key and checksum; the first copy of a key stays indexed."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.names: list[str] = []  # segment number -> file name
         self.numbers: dict[str, int] = {}
-        self.slots = array("Q")
-        self.locs = array("Q")
-        self.lengths = array("I")  # body length + 1; 0: an entry dropped as unreadable
-        self.later: dict[str, tuple[int, int]] = {}  # key -> (location, body length)
-        self.count = 0
+        self.count = 0  # keys indexed
+        self._used = 0  # table slots taken (keys and dropped keys)
+        self._alloc(1 << 10)
         self._fds: OrderedDict[int, int] = OrderedDict()  # segment number -> read descriptor
         self._fd_lock = threading.Lock()
-        # the first load, collected unsorted, then sorted by load_done()
-        self._loading: tuple[array[int], array[int], array[int]] | None = None
+        #: called with (key, "file@byte offset", reason) for a copy found corrupt on reading
+        self.on_corrupt: Callable[[str, str, str], None] | None = None
+
+    def _alloc(self, size: int) -> None:
+        self._mask = size - 1
+        self._tags = array("I", bytes(4 * size))  # 0: free
+        self._locs = array("Q", bytes(8 * size))
+        self._lengths = array("I", bytes(4 * size))  # body length + 1; 0: dropped
 
     def number(self, name: str) -> int:
         n = self.numbers.get(name)
@@ -282,107 +286,91 @@ class _Index:
                 self._fds.move_to_end(seg)
             return os.pread(fd, n, offset)
 
-    def read(self, key: str, loc: int, length: int) -> bytes | None:
-        """The body at ``loc`` when the line there holds ``key`` and is intact, else None."""
+    def _read(self, key: str, loc: int, length: int) -> bytes | str | None:
+        """The body at ``loc`` when the line there holds ``key`` intact; why not (a string)
+        when it holds ``key`` but is no longer intact; None when it holds another key."""
         try:
             line = self._pread(loc, _BODY_AT + length)
-        except OSError:
+        except OSError as exc:
+            return f"unreadable ({exc})"
+        if line[:64] != key.encode():
             return None
-        if len(line) != _BODY_AT + length or line[:64] != key.encode():
-            return None
+        if len(line) != _BODY_AT + length:
+            return "truncated after it was indexed"
         body = line[_BODY_AT:]
         try:
-            if zlib.crc32(body) != int(line[65:73], 16):
-                return None
+            if zlib.crc32(body) == int(line[65:73], 16):
+                return body
         except ValueError:
-            return None
-        return body
+            pass
+        return "checksum mismatch (changed after it was indexed)"
 
     def find(self, key: str) -> bytes | None:
-        """The body stored for ``key``; the first copy in load order wins."""
-        hit = self.later.get(key)
-        if hit is not None:
-            return self.read(key, *hit)
-        slot = _slot(key)
-        slots, locs, lengths = self.slots, self.locs, self.lengths
-        i = bisect_left(slots, slot)
-        while i < len(slots) and slots[i] == slot:
-            if lengths[i]:
-                body = self.read(key, locs[i], lengths[i] - 1)
-                if body is not None:
-                    return body
-            i += 1
+        """The body stored for ``key`` (its first intact copy). A copy whose line changed since
+        it was indexed is dropped and reported to :attr:`on_corrupt`."""
+        tag, mask = _slot(key), self._mask
+        tags, locs, lengths = self._tags, self._locs, self._lengths
+        i = tag & mask
+        while tags[i]:
+            if tags[i] == tag and lengths[i]:
+                got = self._read(key, locs[i], lengths[i] - 1)
+                if isinstance(got, bytes):
+                    return got
+                if got is not None:
+                    lengths[i] = 0
+                    self.count -= 1
+                    if self.on_corrupt is not None:
+                        seg, offset = locs[i] >> _SEG_SHIFT, locs[i] & ((1 << _SEG_SHIFT) - 1)
+                        self.on_corrupt(key, f"{self.path / self.names[seg]}@{offset}", got)
+            i = (i + 1) & mask
         return None
 
     def __contains__(self, key: str) -> bool:
         return self.find(key) is not None
 
     # -- adding --------------------------------------------------------------------------
-    @property
-    def loading(self) -> bool:
-        return self._loading is not None
-
-    def load_start(self) -> None:
-        if not self.count and not self.later:
-            self._loading = (array("Q"), array("Q"), array("I"))
-
     def add(self, key: str, seg: int, offset: int, length: int) -> bool:
-        """Index a line known to be intact; False when the key is already indexed."""
-        loc = seg << _SEG_SHIFT | offset
-        if self._loading is not None:  # duplicates are removed when the load is done
-            slots, locs, lengths = self._loading
-            slots.append(_slot(key))
-            locs.append(loc)
-            lengths.append(length + 1)
-            return True
+        """Index an intact line; False when the key is indexed already."""
         if key in self:
             return False
-        self.later[key] = (loc, length)
+        if 3 * (self._used + 1) > 2 * (self._mask + 1):
+            self._grow()
+        self._put(_slot(key), seg << _SEG_SHIFT | offset, length + 1)
+        self._used += 1
         self.count += 1
         return True
 
-    def load_done(self) -> int:
-        """Sort the first load's entries and drop later copies of a key; returns the count."""
-        if self._loading is None:
-            return 0
-        slots, locs, lengths = self._loading
-        self._loading = None
-        order = sorted(range(len(slots)), key=slots.__getitem__)  # stable: load order kept
-        self.slots = array("Q", (slots[i] for i in order))
-        self.locs = array("Q", (locs[i] for i in order))
-        self.lengths = array("I", (lengths[i] for i in order))
-        del order, slots, locs, lengths
-        n = len(self.slots)
-        i = 0
-        while i < n:  # equal slots (a key stored twice, or a slot collision): compare keys
-            j = i + 1
-            while j < n and self.slots[j] == self.slots[i]:
-                j += 1
-            if j - i > 1:
-                seen: set[bytes] = set()
-                for k in range(i, j):
-                    head = self._key_at(self.locs[k])
-                    if head in seen:
-                        self.lengths[k] = 0
-                    seen.add(head)
-            i = j
-        self.count = sum(1 for x in self.lengths if x)
-        return self.count
+    def _put(self, tag: int, loc: int, length: int) -> None:
+        mask, tags = self._mask, self._tags
+        i = tag & mask
+        while tags[i]:
+            i = (i + 1) & mask
+        tags[i] = tag
+        self._locs[i] = loc
+        self._lengths[i] = length
 
-    def _key_at(self, loc: int) -> bytes:
-        return self._pread(loc, 64)
+    def _grow(self) -> None:
+        tags, locs, lengths = self._tags, self._locs, self._lengths
+        self._alloc(2 * (self._mask + 1))
+        self._used = 0
+        for i in range(len(tags)):
+            if tags[i] and lengths[i]:  # dropped keys are left behind
+                self._put(tags[i], locs[i], lengths[i])
+                self._used += 1
 
     def drop(self, key: str) -> None:
-        """Forget every copy of ``key`` (unreadable)."""
-        if self.later.pop(key, None) is not None:
-            self.count -= 1
-        slot = _slot(key)
-        i = bisect_left(self.slots, slot)
-        while i < len(self.slots) and self.slots[i] == slot:
-            if self.lengths[i] and self._key_at(self.locs[i]) == key.encode():
-                self.lengths[i] = 0
+        """Forget ``key`` (its indexed copy is unreadable)."""
+        tag, mask = _slot(key), self._mask
+        i = tag & mask
+        while self._tags[i]:
+            if (
+                self._tags[i] == tag
+                and self._lengths[i]
+                and self._pread(self._locs[i], 64) == key.encode()
+            ):
+                self._lengths[i] = 0
                 self.count -= 1
-            i += 1
+            i = (i + 1) & mask
 
     def close(self) -> None:
         with self._fd_lock:
@@ -395,6 +383,7 @@ class _Partition:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.index = _Index(path)
+        self.index.on_corrupt = self._corrupt_on_read
         self.offsets: dict[str, int] = {}  # segment file name -> bytes consumed
         self.lines: dict[str, int] = {}  # segment file name -> complete lines consumed
         self.own: str | None = None  # our own segment's file name (already indexed on write)
@@ -403,6 +392,11 @@ class _Partition:
         # segment file name -> (size, key or None, where) of its torn last line
         self.torn: dict[str, tuple[int, str | None, str]] = {}
         self.lock = threading.Lock()
+
+    def _corrupt_on_read(self, key: str, where: str, reason: str) -> None:
+        # not under self.lock: a refresh holding it looks keys up too (dict updates are atomic)
+        self.corrupt.setdefault(key, []).append(f"{where} ({reason})")
+        log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
 
     def _note_corrupt(self, key: str | None, where: str) -> None:
         if key is None:
@@ -416,14 +410,8 @@ class _Partition:
         skipped with a warning and remembered."""
         if not self.path.is_dir():
             return 0
-        added = 0
         with self.lock:
-            self.index.load_start()
-            try:
-                added = self._refresh()
-            finally:
-                added += self.index.load_done()
-        return added
+            return self._refresh()
 
     def _refresh(self) -> int:
         added = 0
@@ -437,36 +425,41 @@ class _Partition:
                 continue
             if size <= start:
                 continue
-            with open(seg, "rb") as fh:
-                gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
-                fh.seek(start)
-                data = fh.read()
-            end = data.rfind(b"\n") + 1
             lineno = self.lines.get(seg.name, 0)
             warned = 0
             number = self.index.number(seg.name)
-            pos = start  # file offset of the line
-            for line in data[:end].split(b"\n")[:-1]:
-                lineno += 1
-                at, pos = pos, pos + len(line) + 1
-                key, body, reason = inspect_line(line)
-                if body is None:
-                    where = f"{seg}:{lineno}"
-                    self._note_corrupt(key, f"{where} ({reason})")
-                    warned += 1
-                    if warned <= MAX_WARNINGS_PER_SEGMENT:
-                        log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
-                    continue
-                assert key is not None
-                if self.index.add(key, number, at, len(body)) and not self.index.loading:
-                    added += 1
+            pos = start  # file offset of the next line
+            tail = b""
+            # Line by line (not the whole segment in memory): a job's memory stays flat.
+            with open(seg, "rb") as fh:
+                gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
+                fh.seek(start)
+                for raw in fh:
+                    if not raw.endswith(b"\n"):
+                        tail = raw  # unterminated: only the last line can be
+                        break
+                    lineno += 1
+                    at, pos = pos, pos + len(raw)
+                    key, body, reason = inspect_line(raw[:-1])
+                    if body is None:
+                        where = f"{seg}:{lineno}"
+                        self._note_corrupt(key, f"{where} ({reason})")
+                        warned += 1
+                        if warned <= MAX_WARNINGS_PER_SEGMENT:
+                            log.warning(
+                                "%s: skipping a corrupt response-store line: %s", where, reason
+                            )
+                        continue
+                    assert key is not None
+                    if self.index.add(key, number, at, len(body)):
+                        added += 1
             if warned > MAX_WARNINGS_PER_SEGMENT:
                 log.warning(
                     "%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT
                 )
-            self.offsets[seg.name] = start + end
+            self.offsets[seg.name] = pos
             self.lines[seg.name] = lineno
-            added += self._check_tail(seg, start + len(data), data[end:], lineno + 1, gone)
+            added += self._check_tail(seg, pos + len(tail), tail, lineno + 1, gone)
         return added
 
     def _check_tail(self, seg: Path, size: int, tail: bytes, lineno: int, gone: bool) -> int:
@@ -480,8 +473,9 @@ class _Partition:
         if body is not None:
             assert key is not None
             self.torn.pop(seg.name, None)
-            added = self.index.add(key, self.index.number(seg.name), size - len(tail), len(body))
-            return int(added and not self.index.loading)
+            return int(
+                self.index.add(key, self.index.number(seg.name), size - len(tail), len(body))
+            )
         if self.torn.get(seg.name, (-1,))[0] == size:
             return 0  # reported already
         reason = f"torn last line ({reason})"
