@@ -441,28 +441,7 @@ def test_gpu_check_fails_clearly(tmp_path: Path) -> None:
         assert no_gpu.returncode != 0 and "nvidia-smi not found" in no_gpu.stderr
 
 
-# -- vLLM servers started and stopped by Snakefile hooks (the hooks are added to the copy) ----
-
-HOOKS = """
-
-onstart:
-    from lecode.llm.cli import serve_start
-
-    for line in serve_start(config):
-        print(f"vLLM server {line}", file=sys.stderr)
-
-
-onsuccess:
-    from lecode.llm.cli import serve_stop
-
-    serve_stop(config)
-
-
-onerror:
-    from lecode.llm.cli import serve_stop
-
-    serve_stop(config)
-"""
+# -- vLLM servers started on demand by the run's jobs, stopped by the Snakefile's hooks ---------
 
 
 def served_url(output: str) -> str:
@@ -480,12 +459,10 @@ def is_serving(url: str) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_snakefile_hooks_start_and_stop_the_vllm_server(tmp_path: Path) -> None:
+def test_jobs_start_the_vllm_server_on_demand_and_the_hooks_stop_it(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     copy_project(project)
-    with open(project / "Snakefile", "a", encoding="utf-8") as fh:
-        fh.write(HOOKS)
     (tmp_path / "model").mkdir()
     local = {"backend": "vllm", "model": "local", "model_path": str(tmp_path / "model"), "seed": 0}
     cfg: dict[str, Any] = {
@@ -506,6 +483,9 @@ def test_snakefile_hooks_start_and_stop_the_vllm_server(tmp_path: Path) -> None:
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert not (project / "store" / "servers").exists(), "a dry run started a server"
     out = run_ok(project, env=env)
+    # the first simulation started it (one server for the run's jobs), the hook stopped it
+    assert len(re.findall(r"vLLM server local http://\S+ \(local\) stopped", out)) == 1, out[-3000:]
+    assert (project / "logs" / "vllm" / "local.log").read_text().count("stand-in serving") == 1
     transcripts = records(project, "transcripts")
     assert len(transcripts) == 3
     assert all(t["stop_reason"] in ("advice", "max_turns") for t in transcripts)

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from lecode.settings import (
     IDENTITY,
@@ -64,10 +64,21 @@ class FileRef(_Frozen):
 
 
 class Role(_Frozen):
-    """A role played by a named model entry (its runtime-only keys do not enter digests)."""
+    """A role played by a named model entry (its runtime-only keys do not enter digests).
+    ``adapter``: for a vLLM entry served as a LoRA adapter, the adapter's identity
+    (:meth:`lecode.plan.Plan.adapter_identity`); absent otherwise, so that the digests of
+    roles without adapters are what they always were."""
 
     name: str
     entry: ModelEntry
+    adapter: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _no_adapter(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("adapter") is None:
+            data.pop("adapter", None)
+        return data
 
     @property
     def is_llm(self) -> bool:
@@ -81,14 +92,19 @@ class LLMRuntimeSpec(_Frozen):
     llm: LLMSettings = LLMSettings()
     models: dict[str, ModelEntry] = {}
     max_turns: int = 10
+    #: adapter identity of each entry served as a LoRA adapter (enters its request keys)
+    adapters: dict[str, str] = {}
 
     def as_params(self) -> dict[str, Any]:
         """The mapping :meth:`lecode.llm.runtime.LLMRuntime.from_params` reads."""
-        return {
+        out: dict[str, Any] = {
             "llm": self.llm.model_dump(mode="json"),
             "models": {k: v.model_dump(mode="json") for k, v in self.models.items()},
             "simulation": {"max_turns": self.max_turns},
         }
+        if self.adapters:
+            out["adapters"] = dict(self.adapters)
+        return out
 
 
 S = TypeVar("S", bound="JobSpec")

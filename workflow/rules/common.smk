@@ -67,6 +67,25 @@ def spec_json(spec):
     return spec.to_json()
 
 
+def adapter_inputs(*names):
+    """The published SFT adapters (outputs of publish_lora) that the vLLM servers of the model
+    entries ``names`` serve: a server is started on demand by the first job that calls it and
+    takes all its adapters then, so every job that may start it waits for all of them (and
+    training never competes with a running server for the GPUs)."""
+    try:
+        return PLAN.adapter_inputs(*(n for n in names if n is not None))
+    except SettingsError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+def with_adapters(inputs, *names):
+    """``inputs`` plus ``adapters`` when the named entries' servers serve published adapters."""
+    adapters = adapter_inputs(*names)
+    if adapters:
+        inputs["adapters"] = adapters
+    return inputs
+
+
 def _check(wildcards, field, expected):
     got = getattr(wildcards, field)
     if got != expected:
@@ -101,7 +120,7 @@ def simulate_inputs(wildcards):
     inputs = {"shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard)}
     if spec.train is not None:
         inputs["train"] = spec.train.path
-    return inputs
+    return with_adapters(inputs, spec.expert.name, spec.client.name)
 
 
 def simulate_params(wildcards):
@@ -120,6 +139,14 @@ def evaluate_inputs(wildcards):
         "shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard),
         "transcripts": PLAN.transcript(wildcards.expert, wildcards.strategy, wildcards.shard),
     }
+
+
+def match_inputs(wildcards):
+    return with_adapters(evaluate_inputs(wildcards), PLAN.match_spec.role.name)
+
+
+def judge_inputs(wildcards):
+    return with_adapters(evaluate_inputs(wildcards), PLAN.judge_spec.role.name)
 
 
 def match_params(wildcards):
@@ -172,6 +199,12 @@ def reliability_spec(wildcards):
     return spec
 
 
+def reliability_inputs(wildcards):
+    spec = reliability_spec(wildcards)
+    inputs = {"sample": PLAN.reliability_items_file}
+    return with_adapters(inputs, *(r.name for r in (spec.client, spec.judge) if r is not None))
+
+
 def reliability_params(wildcards):
     return spec_json(reliability_spec(wildcards))
 
@@ -203,7 +236,10 @@ def replicate_inputs(wildcards):
     inputs = {"test": spec.test.path}
     if spec.simulate.train is not None:
         inputs["train"] = spec.simulate.train.path
-    return inputs
+    roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]
+    if spec.judge is not None:
+        roles.append(spec.judge.role)
+    return with_adapters(inputs, *(r.name for r in roles))
 
 
 def replicate_params(wildcards):

@@ -3,7 +3,7 @@
 
 rule match_facts:
     input:
-        unpack(evaluate_inputs),
+        unpack(match_inputs),
     output:
         paths.MATCH,
     params:
@@ -23,7 +23,7 @@ rule match_facts:
 
 rule judge_advice:
     input:
-        unpack(evaluate_inputs),
+        unpack(judge_inputs),
     output:
         paths.JUDGEMENT,
     params:

@@ -47,7 +47,9 @@ if PLAN.sentinel_enabled:
 
     rule judge_sentinel:
         input:
-            anchors=PLAN.sentinel_spec.anchors.path,
+            **with_adapters(
+                {"anchors": PLAN.sentinel_spec.anchors.path}, PLAN.sentinel_spec.judge.name
+            ),
         output:
             directory(PLAN.sentinel_dir),
         params:

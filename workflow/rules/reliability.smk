@@ -7,7 +7,10 @@ if PLAN.reliability_enabled:
 
     rule reliability_sample:
         input:
-            train=PLAN.reliability_sample_spec.train.path,
+            **with_adapters(
+                {"train": PLAN.reliability_sample_spec.train.path},
+                SETTINGS.reliability.question_writer,
+            ),
         output:
             PLAN.reliability_items_file,
         params:
@@ -24,7 +27,7 @@ if PLAN.reliability_enabled:
 
     rule reliability:
         input:
-            sample=PLAN.reliability_items_file,
+            unpack(reliability_inputs),
         output:
             paths.RELIABILITY,
         params:

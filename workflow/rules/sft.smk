@@ -1,8 +1,10 @@
 # SFT strategies (paper section 3.5; README "SFT strategies"). Training dialogues of each
 # variant (direct, keyfact, keyfact-e) are CPU jobs of the DAG (target sft_data); LoRA training
-# is opt-in on GPUs (target sft_adapters): train_lora writes the adapter under its spec's
-# digest and publish_lora copies it to <sft.train.publish_dir>/<variant>-sft, the directory the
-# vLLM `lora:` entries of configs/sft.yaml serve.
+# runs on GPUs: train_lora writes the adapter under its spec's digest and publish_lora copies it
+# to <sft.train.publish_dir>/<variant>-sft, the directory the vLLM `lora:` entries of
+# configs/sft.yaml serve. Those directories are inputs of every job that may start the server
+# serving them (adapter_inputs in common.smk), so `all_tables` trains, publishes, then serves
+# and evaluates in one run; `sft_adapters` only trains and publishes.
 import json as _json
 
 try:
@@ -45,9 +47,21 @@ def sft_adapter_targets(wildcards=None):
     return [PLAN.sft_published(v) for v in PLAN.sft_variants]
 
 
+def sft_data_inputs(wildcards):
+    spec = SFT_DATA_SPECS[_sft_data_variant(wildcards)]
+    for role in (spec.writer, spec.matcher):
+        if role is not None and adapter_inputs(role.name):
+            raise WorkflowError(
+                f"models.{role.name} (the SFT data's {'writer' if role is spec.writer else 'matcher'})"
+                " is served by a vLLM server that serves the adapters trained on this data; "
+                "let another model entry write or validate the questions"
+            )
+    return {"train": SETTINGS.dataset.train}
+
+
 rule build_sft_data:
     input:
-        train=SETTINGS.dataset.train,
+        unpack(sft_data_inputs),
     output:
         data=paths.SFT_DATA,
         stats=paths.SFT_STATS,
@@ -120,28 +134,32 @@ rule sft_adapters:
 
 
 def _warn_stale_adapters():
-    """A served adapter that is an SFT output but missing or trained under other settings."""
-    if SETTINGS.replay() or SETTINGS.sft.train.base_model is None:
-        return
-    published = {PLAN.sft_published(v): v for v in PLAN.sft_variants}
+    """Adapters identified by their path (missing, and not produced by the DAG), and published
+    adapters of an earlier training (a run that evaluates them replaces them first)."""
     for name in SETTINGS.llm_models():
-        entry = SETTINGS.models[name]
-        server = SETTINGS.models.get(getattr(entry, "server", None) or name)
-        for lora, path in (getattr(server, "lora", None) or {}).items():
-            variant = published.get(path.rstrip("/"))
-            if variant is None or lora != getattr(entry, "model", None):
-                continue
-            prov = Path(path) / "lecode_provenance.json"
-            current = PLAN.sft_train_spec(variant).digest()
+        PLAN.adapter_identity(name)
+    for line in dict.fromkeys(PLAN.warnings):
+        print(f"lecode: warning: {line}", file=sys.stderr)
+    if SETTINGS.replay():
+        return
+    for name in SETTINGS.llm_models():
+        identity = PLAN.adapter_identity(name) or ""
+        if not identity.startswith("train:"):
+            continue
+        path = PLAN.adapter_path(name)
+        current = identity.removeprefix("train:")
+        prov = Path(path) / "lecode_provenance.json"
+        try:
             trained = _json.loads(prov.read_text())["spec"] if prov.is_file() else None
-            if trained != current:
-                print(
-                    f"lecode: models.{name} serves {path}, which "
-                    + ("does not exist yet" if trained is None else f"was trained by {trained}")
-                    + f"; the current sft settings train {current}: run the target sft_adapters "
-                    "first (README, 'SFT strategies')",
-                    file=sys.stderr,
-                )
+        except (OSError, ValueError, KeyError):
+            trained = "an unreadable provenance"
+        if trained is not None and trained != current:
+            print(
+                f"lecode: models.{name} serves {path}, which was trained by {trained}; the "
+                f"current sft settings train {current}, which a run that evaluates it trains "
+                "and publishes first (README, 'SFT strategies')",
+                file=sys.stderr,
+            )
 
 
 _warn_stale_adapters()

@@ -142,6 +142,8 @@ class LLMRole:
             "served_model": spec.served_model,
             "replicate": str(self.replicate),
         }
+        if spec.adapter:
+            out["adapter"] = spec.adapter  # the LoRA adapter's identity (train:, sha256:, path:)
         for field, value in spec.decoding.as_dict().items():
             out[field] = "" if value is None else str(value)
         for template in sorted(self.templates.values(), key=lambda t: t.name):

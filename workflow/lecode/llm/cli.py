@@ -2,8 +2,9 @@
 
 ``lecode mock-server``  run the mock OpenAI-compatible endpoint (loopback)
 ``lecode forecast``     dry run: calls, tokens and cost of a params file, before spending
-``lecode serve start``  start ``vllm serve`` for every vLLM entry the params use (onstart hook)
-``lecode serve stop``   stop them (onsuccess / onerror hooks)
+``lecode serve start``  start ``vllm serve`` for every vLLM entry the params use (by hand; a
+                        workflow run starts them on demand, :mod:`lecode.llm.vllm`)
+``lecode serve stop``   stop them (the Snakefile's onsuccess / onerror hooks do the same)
 ``lecode serve status`` list running servers
 """
 
@@ -53,8 +54,9 @@ def serve_start(
 ) -> list[str]:
     """Start (or reuse) a vLLM server for every vLLM entry the experiment uses; returns
     ``name base_url`` lines. Nothing is started in replay mode. On any failure every server is
-    stopped again and :class:`LLMConfigError` (or the failure) propagates. For Snakefile
-    hooks: ``onstart: serve_start(config)``."""
+    stopped again and :class:`LLMConfigError` (or the failure) propagates. ``lecode serve
+    start`` calls it; a workflow run starts each server when a job first needs it instead
+    (:func:`lecode.llm.vllm.ensure_base_url`), and reuses one started here."""
     from lecode.llm import vllm
 
     if _replay(params):
@@ -76,6 +78,26 @@ def serve_stop(params: Mapping[str, Any]) -> list[str]:
     from lecode.llm import vllm
 
     return vllm.stop_all(servers_dir_of(params))
+
+
+def serve_stop_report(params: Mapping[str, Any]) -> list[str]:
+    """Stop every server recorded for ``params``; returns ``name base_url (served models)
+    stopped`` lines (the Snakefile's hooks print them)."""
+    from lecode.llm import vllm
+
+    servers_dir = servers_dir_of(params)
+    states = {}
+    for path in sorted(servers_dir.glob("*.json")) if servers_dir.is_dir() else []:
+        try:
+            states[path.stem] = vllm.ServerState.read(path)
+        except (OSError, ValueError, KeyError):
+            continue
+    lines = []
+    for name in vllm.stop_all(servers_dir):
+        state = states.get(name)
+        where = f" {state.base_url} ({', '.join(state.served_models)})" if state else ""
+        lines.append(f"{name}{where} stopped")
+    return lines
 
 
 def cmd_forecast(args: argparse.Namespace) -> int:

@@ -5,10 +5,17 @@ run, then ``await runtime.aclose()`` (or ``runtime.close()`` outside an event lo
 Replay mode (``replay=True`` or ``LECODE_REPLAY=1``) makes no network call and never starts or
 contacts a server: every request must be in the store, the first miss raises
 :class:`~lecode.llm.errors.ReplayMissError`.
+
+A vLLM entry's server is found (or started, when the run allows it) on the entry's first
+request (:func:`lecode.llm.vllm.ensure_base_url`). An entry served as a LoRA adapter carries the
+adapter's identity (``adapters:`` of the params, computed by the plan): it enters the entry's
+request keys, and an adapter published by the workflow must have been trained under it
+(:meth:`LLMRuntime.check_adapter`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -24,11 +31,13 @@ from lecode.llm.logs import LOG
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore
-from lecode.llm.vllm import resolve_base_url
+from lecode.llm.vllm import ensure_base_url
 
 REPLAY_ENV = "LECODE_REPLAY"
 DEFAULT_STORE = Path("store/responses")
 DEFAULT_SERVERS = Path("store/servers")
+#: What ``publish_lora`` writes beside a published adapter (the training job's provenance).
+ADAPTER_PROVENANCE = "lecode_provenance.json"
 
 
 def replay_forced(environ: Mapping[str, str] | None = None) -> bool:
@@ -47,6 +56,7 @@ class LLMRuntime:
         servers_dir: Path,
         models: Mapping[str, Mapping[str, Any]] | None = None,
         environ: Mapping[str, str] | None = None,
+        adapters: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
         self.replay = replay
@@ -55,6 +65,7 @@ class LLMRuntime:
         self.servers_dir = servers_dir
         self.models = dict(models or {})
         self.environ = environ
+        self.adapters = dict(adapters or {})
         self.limits = EndpointLimits()
         self.default_max_turns = 10
         self.job = ""
@@ -72,10 +83,12 @@ class LLMRuntime:
         models: Mapping[str, Mapping[str, Any]] | None = None,
         environ: Mapping[str, str] | None = None,
         durable: bool = True,
+        adapters: Mapping[str, str] | None = None,
     ) -> LLMRuntime:
         """``store_dir``: the response store (default ``store/responses``); ``servers_dir``:
         vLLM state files (default: ``servers`` beside the store); ``models``: the whole
-        ``models:`` mapping (lets LoRA entries find their server's model path)."""
+        ``models:`` mapping (lets LoRA entries find their server's model path); ``adapters``:
+        the adapter identity of each entry served as a LoRA adapter."""
         replay = replay or replay_forced(environ)
         store_dir = Path(store_dir)
         return cls(
@@ -86,6 +99,7 @@ class LLMRuntime:
             servers_dir=Path(servers_dir) if servers_dir else store_dir.parent / "servers",
             models=models,
             environ=environ,
+            adapters=adapters,
         )
 
     @classmethod
@@ -100,7 +114,7 @@ class LLMRuntime:
         ``store_dir`` (``store/responses``), ``replay`` (false; ``LECODE_REPLAY=1`` also forces
         it), ``servers_dir`` (``store/servers``), ``ledger_dir`` (per-call JSONL ledgers, one
         file per job; off by default), ``retry`` (``{base_delay, rate_limit_delay, max_delay}``
-        seconds)."""
+        seconds); and ``adapters`` (``{entry: adapter identity}``, written by the plan)."""
         llm = dict(params.get("llm") or {})
         retry_cfg = dict(llm.get("retry") or {})
         ledger_path = None
@@ -119,6 +133,7 @@ class LLMRuntime:
             servers_dir=llm.get("servers_dir"),
             models=params.get("models") or {},
             environ=environ,
+            adapters=params.get("adapters") or {},
         )
         runtime.job = job
         simulation = params.get("simulation") or {}
@@ -130,8 +145,45 @@ class LLMRuntime:
         if spec.backend == "vllm" and spec.serve is None and spec.server:
             server_cfg = self.models.get(spec.server)
             if server_cfg and server_cfg.get("model_path"):
-                spec = replace(spec, identity=f"vllm://{server_cfg['model_path']}")
+                identity = f"vllm://{server_cfg['model_path']}"
+                adapter = self.adapters.get(model_name)
+                if adapter:
+                    # the adapter, not its path, names the model (the fragment keeps the
+                    # server's address for the concurrency limits)
+                    spec = replace(spec, identity=f"{identity}#lora={adapter}", adapter=adapter)
+                else:
+                    spec = replace(spec, identity=identity)
         return spec
+
+    def adapter_path(self, model_name: str) -> str | None:
+        """The adapter directory a LoRA entry selects (its server's ``lora:`` mapping)."""
+        cfg = self.models.get(model_name) or {}
+        server_cfg = self.models.get(str(cfg.get("server") or "")) or {}
+        served = str(cfg.get("model") or model_name)
+        path = (server_cfg.get("lora") or {}).get(served)
+        return None if path is None else str(path)
+
+    def check_adapter(self, model_name: str) -> None:
+        """An adapter identified by its training (``train:<digest>``) must be the published
+        output of that training: its ``lecode_provenance.json`` names the digest. Otherwise
+        (missing, or trained under other settings) :class:`LLMConfigError`."""
+        identity = self.adapters.get(model_name)
+        if not identity or not identity.startswith("train:"):
+            return
+        expected = identity.removeprefix("train:")
+        path = self.adapter_path(model_name)
+        prov = Path(path or "") / ADAPTER_PROVENANCE
+        try:
+            trained = json.loads(prov.read_text(encoding="utf-8")).get("spec")
+        except (OSError, ValueError, AttributeError):
+            trained = None
+        if trained != expected:
+            found = f"was trained by {trained}" if trained else f"has no readable {prov}"
+            raise LLMConfigError(
+                f"models.{model_name}: the adapter {path} {found}, but this evaluation is of "
+                f"the adapter trained by {expected} (the current sft settings); publish it with "
+                "the target sft_adapters (README, 'SFT strategies')"
+            )
 
     def endpoint(self, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
         """The (shared) endpoint of one model entry."""
@@ -141,10 +193,16 @@ class LLMRuntime:
             resolver = None
             if spec.backend == "vllm":
                 server = spec.server or spec.name
-                servers_dir = self.servers_dir
 
                 def resolver() -> str:
-                    return resolve_base_url(server, servers_dir)
+                    self.check_adapter(model_name)
+                    return ensure_base_url(
+                        server,
+                        self.models,
+                        self.servers_dir,
+                        replay=self.replay,
+                        environ=self.environ,
+                    )
 
             endpoint = Endpoint(
                 spec,

@@ -21,7 +21,9 @@ it, serving it under the name ``model``), ``lora`` (``{name: adapter_dir}``, ser
 ``--enable-lora``), ``serve_args`` (list of extra arguments), ``port`` (fixed port; default: a
 free loopback port), ``gpu_memory_utilization``. An entry ``{backend: vllm, server: <other
 entry>, model: <lora name>}`` selects a LoRA adapter (or the base model) of another entry's
-server without starting a second one.
+server without starting a second one. When such an entry selects a LoRA adapter, the runtime
+puts the adapter's identity into the entry's endpoint identity (``vllm://<model_path>#lora=
+<adapter identity>``), so its stored responses belong to that adapter, not to its path.
 """
 
 from __future__ import annotations
@@ -111,6 +113,9 @@ class ModelSpec:
     server: str | None = None  # the model entry whose vLLM server this entry uses
     serve: VLLMServe | None = None
     identity: str | None = None  # set by the runtime for entries that use another's server
+    #: the adapter's identity for an entry served as a LoRA module (``train:<digest>``,
+    #: ``sha256:<hash>`` or ``path:<dir>``; set by the runtime, part of ``identity``)
+    adapter: str | None = None
 
     @property
     def identity_url(self) -> str:

@@ -5,6 +5,12 @@ One server per model entry (LoRA adapters of that entry are served by the same p
 ``<state_dir>/<entry>.json`` records pid, port and base URL so that every job of the workflow
 routes its requests there; ``lecode serve stop`` (Snakefile onsuccess/onerror) ends them.
 
+Servers start on demand: the Snakefile's onstart sets ``LECODE_VLLM_SERVE=<state_dir>`` for the
+jobs of its run, and the first job that sends a request to a vLLM entry starts that entry's
+server (:func:`ensure_base_url`), under an exclusive lock on ``<state_dir>/<entry>.lock`` so that
+concurrent jobs start exactly one; later jobs reuse it. Without that variable (a cluster job
+under ``no-hooks``, a job run by hand) a job only routes to a server already recorded.
+
 The command is ``vllm serve`` unless ``LECODE_VLLM_COMMAND`` (or ``command=``) names another
 prefix, e.g. the stand-in server used by tests: ``python tests/support/vllm_standin.py``.
 """
@@ -12,6 +18,7 @@ prefix, e.g. the stand-in server used by tests: ``python tests/support/vllm_stan
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shlex
@@ -31,6 +38,8 @@ from lecode.llm.spec import ModelSpec, is_llm_entry
 
 LOOPBACK = "127.0.0.1"
 COMMAND_ENV = "LECODE_VLLM_COMMAND"
+#: Set by the Snakefile's onstart to the state directory: jobs of that run may start servers.
+SERVE_ENV = "LECODE_VLLM_SERVE"
 
 
 @dataclass(frozen=True)
@@ -223,10 +232,80 @@ def resolve_base_url(server: str, state_dir: str | Path) -> str:
     path = Path(state_dir) / f"{server}.json"
     if not path.exists():
         raise LLMConfigError(
-            f"no vLLM server is running for model entry {server!r} (no {path}); start it with "
-            f"`lecode serve start --params params.yaml` (the Snakefile's onstart does this)"
+            f"no vLLM server is running for model entry {server!r} (no {path}), and this job "
+            f"may not start one ({SERVE_ENV} is not set to {Path(state_dir)}: a local Snakemake "
+            "run sets it in its onstart hook); start it with "
+            "`lecode serve start --params params.yaml`, or run the vLLM jobs where the hooks "
+            "run (README, 'vLLM on a cluster')"
         )
     return ServerState.read(path).base_url
+
+
+def serving_enabled(state_dir: str | Path, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process may start servers recorded in ``state_dir`` (``LECODE_VLLM_SERVE``
+    names that directory: the run whose hooks stop them)."""
+    env = os.environ if environ is None else environ
+    value = env.get(SERVE_ENV, "").strip()
+    return bool(value) and Path(value).resolve() == Path(state_dir).resolve()
+
+
+@contextlib.contextmanager
+def server_lock(name: str, state_dir: str | Path) -> Any:
+    """An exclusive lock on ``<state_dir>/<name>.lock`` (held while a server is checked or
+    started, so that concurrent jobs start one server per entry)."""
+    state_dir = Path(state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / f"{name}.lock", "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def ensure_server(
+    spec: ModelSpec,
+    state_dir: str | Path,
+    *,
+    log_dir: str | Path | None = "logs/vllm",
+    health_timeout: float = 900.0,
+    poll: float = 1.0,
+) -> ServerState:
+    """The recorded healthy server of ``spec``, else a new one (health-checked); under the
+    entry's lock, so that of concurrent callers exactly one starts it."""
+    with server_lock(spec.name, state_dir):
+        return start_server(
+            spec, state_dir, log_dir=log_dir, health_timeout=health_timeout, poll=poll
+        )
+
+
+def ensure_base_url(
+    server: str,
+    models: Mapping[str, Mapping[str, Any]],
+    state_dir: str | Path,
+    *,
+    replay: bool = False,
+    environ: Mapping[str, str] | None = None,
+    log_dir: str | Path | None = "logs/vllm",
+    health_timeout: float = 900.0,
+) -> str:
+    """The base URL of model entry ``server``'s vLLM server, started on demand when this
+    process may start it (:func:`serving_enabled`); otherwise the recorded one, as
+    :func:`resolve_base_url`. Never starts anything in replay mode."""
+    if replay:
+        raise LLMConfigError(
+            f"replay mode: no vLLM server is started for model entry {server!r}; every "
+            "response must come from the store"
+        )
+    if not serving_enabled(state_dir, environ):
+        return resolve_base_url(server, state_dir)
+    cfg = models.get(server)
+    if cfg is None:
+        raise LLMConfigError(f"models.{server}: referenced as a vLLM server but not defined")
+    spec = ModelSpec.from_config(server, cfg)
+    if spec.serve is None:
+        raise LLMConfigError(f"models.{server}: a vLLM server entry needs 'model_path'")
+    return ensure_server(spec, state_dir, log_dir=log_dir, health_timeout=health_timeout).base_url
 
 
 def specs_to_serve(models: Mapping[str, Mapping[str, Any]], used: Sequence[str]) -> list[ModelSpec]:

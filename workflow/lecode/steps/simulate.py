@@ -86,6 +86,11 @@ def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
         spec.runtime, [spec.expert, spec.client], train=train, job=f"simulate {name} {shard}"
     )
     try:
+        if ctx.runtime is not None and not ctx.runtime.replay:
+            # a published adapter must be the one this evaluation is identified by (before
+            # any dialogue; replay evaluates nothing, its responses are keyed by the identity)
+            for role in (spec.expert, spec.client):
+                ctx.runtime.check_adapter(role.name)
         progress = Progress(f"simulate {name} {shard}", usage=ledger_usage(ctx.runtime))
         transcripts = consult(spec, cases, ctx, progress=progress)
     finally:
