@@ -43,12 +43,11 @@ all_tables: env
 sft-data: env
 	$(SNAKEMAKE) --cores $(CORES) sft_data
 
-# The paper's SFT rows on a GPU host (README, "SFT strategies"): train and publish the LoRA
-# adapters (no vLLM server in this run), then evaluate them. First run: `make sft-paper REPLAY=0`.
+# The paper's SFT rows on a GPU host (README, "SFT strategies"), in one run: training data,
+# LoRA training and publishing, then the vLLM server (started by the first job that needs it,
+# once the adapters exist) and the evaluation. First run: `make sft-paper REPLAY=0`.
 sft-paper: env
-	$(SNAKEMAKE) --cores $(CORES) sft_adapters --configfile $(SFT_CONFIG) --resources gpu=$(GPUS) \
-		--config 'experts=[{model: human_replay, strategy: baseline}]'
-	$(SNAKEMAKE) --cores $(CORES) all_tables --configfile $(SFT_CONFIG)
+	$(SNAKEMAKE) --cores $(CORES) all_tables --configfile $(SFT_CONFIG) --resources gpu=$(GPUS) api=8
 
 # Tables, figures and the HTML report.
 all: env sysdeps

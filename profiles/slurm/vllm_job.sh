@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The vLLM part of a cluster run, as ONE GPU job: Snakemake runs inside the allocation with
-# its local executor, its onstart hook starts `vllm serve` for every `backend: vllm` entry
-# on the GPU node's loopback, the simulations of those entries talk to it there, and the
-# hook stops it when the run ends (success or failure). Afterwards the rest of the workflow
+# its local executor and its hooks: onstart lets the jobs start vLLM servers, the first job
+# that calls a `backend: vllm` entry starts `vllm serve` for it on the GPU node's loopback,
+# the other simulations of that entry talk to it there, and the hooks stop it when the run
+# ends (success or failure). Afterwards the rest of the workflow
 # runs on the cluster (`--workflow-profile profiles/slurm`), where those transcripts are done.
 #
 #   sbatch -A ACCOUNT -p GPU_PARTITION profiles/slurm/vllm_job.sh [TARGET] [SNAKEMAKE ARGS...]
