@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from lecode.agents.context import RoleContext
+from lecode.agents.experts import build_expert
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.vllm import (
     COMMAND_ENV,
@@ -200,6 +202,14 @@ def test_the_adapter_identity_names_a_lora_entrys_requests(tmp_path: Path) -> No
             assert tuned.identity["base_url"] == f"vllm:///models/Base-7B#lora={adapter}"
             # one server: the adapter entry shares the base entry's concurrency limit
             assert rt.limits.limit(tuned.address) == rt.limits.limit(base.address)
+            # and the transcripts' provenance names the adapter (expert.adapter)
+            ctx = RoleContext(runtime=rt)
+            expert = build_expert("tuned", KEY_MODELS["tuned"], "zero_shot", ctx)
+            assert expert.describe()["adapter"] == adapter
+            assert (
+                "adapter"
+                not in build_expert("base", KEY_MODELS["base"], "zero_shot", ctx).describe()
+            )
         finally:
             rt.close()
     assert len({*keys.values(), KEYS["tuned"]}) == 3

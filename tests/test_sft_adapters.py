@@ -3,12 +3,14 @@ not by their path; and one `all_tables` run trains, publishes, then serves and e
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from lecode.plan import Plan
@@ -140,3 +142,28 @@ def test_one_all_tables_run_trains_publishes_and_then_evaluates(tmp_path: Path) 
     # every simulation waits for every adapter its server serves (vLLM takes them at start)
     for sim in simulate:
         assert {p for p in publish if (p, sim) in edges} == publish, sim
+
+
+def test_a_simulation_refuses_an_adapter_published_under_other_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lecode.llm.errors import LLMConfigError
+    from lecode.steps.simulate import run
+
+    spec = plan(sft_overlay(PUBLISHED)).simulate_spec("direct-sft", "zero_shot")
+    expected = spec.expert.adapter.removeprefix("train:")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LECODE_REPLAY", raising=False)
+    adapter = tmp_path / PUBLISHED["direct-sft"]
+    adapter.mkdir(parents=True)
+    (adapter / "lecode_provenance.json").write_text(json.dumps({"spec": "0123456789"}))
+    (tmp_path / "shard.jsonl").write_text("")
+    with pytest.raises(LLMConfigError) as err:
+        run(spec, shard="shard.jsonl", out="out.jsonl")
+    assert "models.direct-sft" in str(err.value)
+    assert "0123456789" in str(err.value) and expected in str(err.value)
+    assert not (tmp_path / "out.jsonl").exists()
+
+    (adapter / "lecode_provenance.json").write_text(json.dumps({"spec": expected}))
+    run(spec, shard="shard.jsonl", out="out.jsonl")  # the adapter it is identified by
+    assert (tmp_path / "out.jsonl").exists()
