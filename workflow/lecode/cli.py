@@ -21,8 +21,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         n = 0 if violations else len(load_cases(path))
         if not violations and n == 0:
             status = 1
-            print(f"{path}: holds no consultations (an empty test set cannot be evaluated)",
-                  file=sys.stderr)
+            print(
+                f"{path}: holds no consultations (an empty test set cannot be evaluated)",
+                file=sys.stderr,
+            )
         elif violations:
             status = 1
             for v in violations:

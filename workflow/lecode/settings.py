@@ -498,7 +498,7 @@ class Settings(_Section):
 
     def role_models(self) -> list[str]:
         """Every model name a role uses (experts, client, matcher, judge, and the reliability
-    study's when it is enabled), in order, once."""
+        study's when it is enabled), in order, once."""
         names = [e.model for e in self.experts] + [self.client.model, self.matcher.model]
         if self.judge is not None:
             names.append(self.judge.model)
@@ -703,7 +703,9 @@ def check_keys(
 
 
 def _needs_train(settings: Settings) -> bool:
-    return any(getattr(settings.models[e.model], "agent", None) == "retrieval" for e in settings.experts)
+    return any(
+        getattr(settings.models[e.model], "agent", None) == "retrieval" for e in settings.experts
+    )
 
 
 def json_schema() -> dict[str, Any]:
