@@ -105,15 +105,15 @@ def capture(monkeypatch: pytest.MonkeyPatch) -> Iterator[Capture]:
     cap.server.server_close()
 
 
-def ours(tmp_path: Path, url: str, **cfg: Any) -> Any:
+def ours(tmp_path: Path, url: str, *, json_mode: bool = False, **cfg: Any) -> Any:
     """One call through the harness's endpoint (a fresh store, so it reaches the network)."""
     rt = runtime(tmp_path / "store")
-    endpoint = rt.endpoint("m", model_cfg(url, **cfg))
+    endpoint = rt.endpoint("m", model_cfg(url, json_mode=json_mode, **cfg))
 
     async def go() -> Any:
         try:
             return await endpoint.complete(
-                MESSAGES, role="expert", purpose="turn", template_hash="t", json_mode=False
+                MESSAGES, role="expert", purpose="turn", template_hash="t", json_mode=json_mode
             )
         finally:
             await rt.aclose()
@@ -151,18 +151,7 @@ def test_request_body_and_headers_are_the_sdks(tmp_path: Path, capture: Capture)
 
 
 def test_json_mode_sends_the_sdks_response_format(tmp_path: Path, capture: Capture) -> None:
-    rt = runtime(tmp_path / "store")
-    endpoint = rt.endpoint("m", model_cfg(capture.url, json_mode=True))
-
-    async def go() -> Any:
-        try:
-            return await endpoint.complete(
-                MESSAGES, role="matcher", purpose="match", template_hash="t", json_mode=True
-            )
-        finally:
-            await rt.aclose()
-
-    asyncio.run(go())
+    ours(tmp_path, capture.url, json_mode=True)
     sdk(capture.url, response_format={"type": "json_object"}, **DECODING)
     (_, _, body_a), (_, _, body_b) = capture.requests
     assert json.loads(body_a) == json.loads(body_b)
