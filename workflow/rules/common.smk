@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from lecode import paths
 from lecode.plan import Plan
-from lecode.settings import Settings, SettingsError, check_data, check_keys
+from lecode.settings import Settings, SettingsError, check_data, check_keys, count_records
 
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
@@ -253,6 +253,17 @@ def replicate_api(wildcards):
 
 
 # -- report steps ---------------------------------------------------------------------------------
+
+
+def report_mem_mb(spec):
+    """Memory a report job reserves: every system's dialogues are held at once
+    (lecode.resources, measured by benchmarks/scale.py)."""
+    from lecode.resources import report_memory_mb
+
+    n = count_records(SETTINGS.dataset.test)
+    if SETTINGS.dataset.limit is not None:
+        n = min(n, SETTINGS.dataset.limit)
+    return report_memory_mb(n * max(1, len(spec.systems)))
 
 
 def report_inputs(spec):

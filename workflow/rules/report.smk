@@ -13,7 +13,7 @@ rule tables:
         spec=spec_json(PLAN.tables_spec),
     threads: 2
     resources:
-        mem_mb=2000,
+        mem_mb=report_mem_mb(PLAN.tables_spec),
         runtime=30,
         cpus_per_task=lambda wildcards, threads: threads,
     log:
@@ -35,7 +35,7 @@ rule figures:
         spec=spec_json(PLAN.figures_spec),
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=report_mem_mb(PLAN.figures_spec),
         runtime=30,
         cpus_per_task=lambda wildcards, threads: threads,
     log:
@@ -57,7 +57,7 @@ rule html_report:
         spec=spec_json(PLAN.html_spec),
     threads: 2
     resources:
-        mem_mb=2000,
+        mem_mb=report_mem_mb(PLAN.html_spec),
         runtime=30,
         cpus_per_task=lambda wildcards, threads: threads,
     log:
