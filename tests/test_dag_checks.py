@@ -40,11 +40,12 @@ LLM = "{backend: openai, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_en
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (
+        pytest.param(
             f"models: {{a: {LLM}, b: {LLM}}}\n"
             "experts: [{model: a, strategy: zero_shot, label: X},"
             " {model: b, strategy: zero_shot, label: X}]\n",
             "label 'X' is also the label of experts[0]",
+            marks=pytest.mark.slow,  # tests/test_settings.py checks it without Snakemake
         ),
         pytest.param(
             "dataset: {test: data/empty.jsonl}\n",

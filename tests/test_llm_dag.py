@@ -246,6 +246,7 @@ def test_tables_are_built_with_judge_columns(warm: Warm) -> None:
     assert_no_secret(project)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_second_run_makes_no_request(warm: Warm) -> None:
     warm.mock.control.reset()

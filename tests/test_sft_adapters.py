@@ -118,6 +118,7 @@ def dag_edges(dot: str) -> tuple[dict[str, str], set[tuple[str, str]]]:
     return rules, edges
 
 
+@pytest.mark.slow
 def test_one_all_tables_run_trains_publishes_and_then_evaluates(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     project = copy_project(tmp_path / "proj")

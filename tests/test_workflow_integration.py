@@ -70,6 +70,7 @@ def test_rerun_is_a_noop(project: Path) -> None:
     assert "Nothing to be done" in run.stdout + run.stderr
 
 
+@pytest.mark.slow  # test_regeneration's added-expert test runs in the same tier
 def test_adding_an_expert_schedules_only_its_jobs(project: Path) -> None:
     extra = project / "more.yaml"
     extra.write_text(
@@ -115,7 +116,7 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
     [
         # the matcher's code: matching of both systems and everything after it, and the
         # client audit (lecode.audit measures coverage with it) of the Table 4 study
-        (
+        pytest.param(
             "agents/lexical_matcher.py",
             {
                 "match_facts": 4,
@@ -125,6 +126,7 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
                 "reliability": 3,
                 "table4_build": 1,
             },
+            marks=pytest.mark.slow,
         ),
         # the simulation loop: everything but the shards
         pytest.param(
@@ -145,7 +147,8 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
             marks=pytest.mark.slow,
         ),
         # table rendering: the tables only (Table 4 is rendered by its own job)
-        pytest.param("report/render.py", {"tables": 1, "table4_build": 1}, marks=pytest.mark.slow),
+        # (the one of the default tier: the cheapest to rebuild)
+        ("report/render.py", {"tables": 1, "table4_build": 1}),
     ],
 )
 def test_a_code_edit_reruns_exactly_the_dependent_jobs(
