@@ -74,6 +74,7 @@ def test_bad_configuration_fails_when_the_dag_is_built(
     assert "Traceback" not in out
 
 
+@pytest.mark.slow  # the check itself: tests/test_settings.py (default tier)
 def test_a_missing_api_key_stops_the_run_before_any_job(project: Path) -> None:
     (project / "extra.yaml").write_text(
         f"models: {{a: {LLM}}}\nexperts: [{{model: a, strategy: zero_shot}}]\n", encoding="utf-8"
