@@ -66,11 +66,16 @@ def mock_endpoint(n_cases: int, *, latency: float) -> Iterator[MockEndpoint]:
         try:
             yield MockEndpoint(proc, url, MockControl(url), load_cases(path), workdir)
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """Terminate a child (the mock server) and close its pipes."""
+    proc.terminate()
+    proc.wait(timeout=10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def new_runtime(store: Path, *, durable: bool = True, ledger: Path | None = None) -> LLMRuntime:

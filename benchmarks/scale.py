@@ -49,6 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from common import stop_process  # noqa: E402  (benchmarks/common.py: the script's own folder)
+
 from lecode.llm.mock import MockControl, spawn_mock  # noqa: E402
 from tests.conftest import copy_project  # noqa: E402
 from tests.support.mock_llm import KEY_ENV  # noqa: E402
@@ -111,6 +113,19 @@ def config(url: str, test: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def status_report(project: Path, env: dict[str, str]) -> str:
+    """What ``lecode status`` prints for the benchmark's configuration."""
+    st = subprocess.run(
+        [LECODE, "status", "--params", "params.yaml", "--params", "scale.yaml"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    return st.stdout + st.stderr
+
+
 def benchmarks(project: Path) -> dict[str, list[dict[str, float]]]:
     """The rows of every Snakemake benchmark file under results/, by rule."""
     out: dict[str, list[dict[str, float]]] = defaultdict(list)
@@ -163,16 +178,8 @@ def run_size(n: int, args: argparse.Namespace, keep: Path | None) -> dict[str, A
                     time.sleep(0.2)
                     if time.perf_counter() >= next_status and sm.poll() is None:
                         t0 = time.perf_counter()
-                        st = subprocess.run(
-                            [LECODE, "status", "--params", "params.yaml", "--params", "scale.yaml"],
-                            cwd=project,
-                            capture_output=True,
-                            text=True,
-                            env=env,
-                            check=False,
-                        )
+                        last_status = status_report(project, env)
                         status_s.append(time.perf_counter() - t0)
-                        last_status = st.stdout + st.stderr
                         print(f"[{n}] {time.perf_counter() - started:.0f}s", flush=True)
                         print(last_status, flush=True)
                         next_status = time.perf_counter() + args.status_every
@@ -183,19 +190,8 @@ def run_size(n: int, args: argparse.Namespace, keep: Path | None) -> dict[str, A
                 raise SystemExit(f"snakemake failed for {n} dialogues:\n{tail}")
             stats = MockControl(url).stats()
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        final = subprocess.run(
-            [LECODE, "status", "--params", "params.yaml", "--params", "scale.yaml"],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
+            stop_process(proc)
+        final_status = status_report(project, env)
         return {
             "dialogues": n,
             "seconds": seconds,
@@ -204,7 +200,7 @@ def run_size(n: int, args: argparse.Namespace, keep: Path | None) -> dict[str, A
             "benchmarks": benchmarks(project),
             "status_seconds": status_s,
             "last_status": last_status,
-            "final_status": final.stdout + final.stderr,
+            "final_status": final_status,
         }
     finally:
         if keep is not None:
