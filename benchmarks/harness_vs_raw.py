@@ -4,18 +4,21 @@ One run of the harness (``--dialogues`` cases x two LLM experts, zero_shot and m
 LLM client, built through the role builders and run by ``lecode.simulate.simulate_cases`` with
 their journals, a fresh durable response store and a ledger) against the mock endpoint at
 latency 0; then the exact request bodies of that run (rebuilt from the response store the way
-the endpoint builds them, with the role headers the mock plays by) are sent again by a bare
-``AsyncClient`` of the same HTTP library (``lecode.llm.http``: ``httpx2``, else ``httpx``) at
-the same concurrency, to the same endpoint: no store, no ledger, no journal, no prompts, no
-parsing, no dialogue dependencies (every body is ready at once). The mock counts request
-bodies by digest: the replay must send exactly the multiset of bodies the harness sent.
+the endpoint builds them, with the role headers the mock plays by) are sent again by two bare
+clients at the same concurrency, to the same endpoint: an ``httpx2.AsyncClient`` (the
+reference client of the goal) and an ``aiohttp.ClientSession`` (the library the harness itself
+uses, :mod:`lecode.llm.http`). No store, no ledger, no journal, no prompts, no parsing, no
+dialogue dependencies (every body is ready at once). The mock counts request bodies by digest:
+each replay must send exactly the multiset of bodies the harness sent.
 
     .venv/bin/python benchmarks/harness_vs_raw.py [--dialogues 200] [--concurrency 16]
         [--repeat 2] [--profile FILE]
 
-Harness and raw runs alternate ``--repeat`` times; the best of each is compared. The last line
-is ``ratio=<harness calls per s / raw calls per s>`` (goal: >= 0.8). ``--profile FILE`` writes
-a cProfile of one extra harness run (``python -m pstats FILE``).
+Harness and raw runs alternate ``--repeat`` times; the best of each is compared.
+``same_library_ratio=`` is harness calls per s / bare ``aiohttp`` calls per s (what the
+harness's own work costs); the last line is ``ratio=<harness calls per s / bare httpx2 calls
+per s>`` (goal: >= 0.8). ``--profile FILE`` writes a cProfile of one extra harness run
+(``python -m pstats FILE``).
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import aiohttp
+import httpx2
 from common import BENCH_KEY, check_outcomes, mock_endpoint, new_runtime
 from common import simulate_experts as run_harness
 
-from lecode.llm.http import lib as http
 from lecode.llm.mock.server import body_digest
 from lecode.llm.store import SEGMENT_GLOB, decode_line
 
@@ -59,45 +64,69 @@ def recorded_requests(store: Path) -> list[tuple[bytes, dict[str, str]]]:
     return out
 
 
-async def raw_replay(
-    url: str,
-    requests: list[tuple[bytes, dict[str, str]]],
-    concurrency: int,
-    *,
-    open_connections: int = 0,
+Request = tuple[bytes, dict[str, str]]
+Send = Callable[[bytes, dict[str, str]], Awaitable[None]]
+
+
+async def replay(
+    send: Send, requests: list[Request], concurrency: int, *, warm: int = 0
 ) -> tuple[float, float, int]:
-    """Send every request with a bare client, ``concurrency`` in flight; (seconds, CPU
-    seconds of this process, replies). ``open_connections``: first open that many
-    connections (untimed, with the first requests, sent again in the timed part)."""
+    """Send every request through ``send``, ``concurrency`` in flight; (seconds, CPU seconds
+    of this process, replies). ``warm``: first send that many requests at once, untimed, so
+    that many connections are open (they are sent again in the timed part)."""
     queue = list(reversed(requests))
     ok = 0
+    await asyncio.gather(*(send(content, headers) for content, headers in requests[:warm]))
 
-    async with http.AsyncClient(
-        timeout=http.Timeout(30.0),
-        limits=http.Limits(max_connections=1000, max_keepalive_connections=100),
+    async def worker() -> None:
+        nonlocal ok
+        while queue:
+            content, headers = queue.pop()
+            await send(content, headers)
+            ok += 1
+
+    started = time.perf_counter()
+    cpu = time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started, time.process_time() - cpu, ok
+
+
+async def httpx2_replay(
+    url: str, requests: list[Request], concurrency: int, *, warm: int = 0
+) -> tuple[float, float, int]:
+    """The replay with a bare ``httpx2.AsyncClient``: post, check the status, read the text."""
+    async with httpx2.AsyncClient(
+        timeout=httpx2.Timeout(30.0),
+        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
     ) as client:
-        await asyncio.gather(
-            *(
-                client.post(f"{url}/chat/completions", content=content, headers=headers)
-                for content, headers in requests[:open_connections]
-            )
-        )
 
-        async def worker() -> None:
-            nonlocal ok
-            while queue:
-                content, headers = queue.pop()
-                reply = await client.post(
-                    f"{url}/chat/completions", content=content, headers=headers
-                )
+        async def send(content: bytes, headers: dict[str, str]) -> None:
+            reply = await client.post(f"{url}/chat/completions", content=content, headers=headers)
+            reply.raise_for_status()
+            json.loads(reply.content)["choices"][0]["message"]["content"]
+
+        return await replay(send, requests, concurrency, warm=warm)
+
+
+async def aiohttp_replay(
+    url: str, requests: list[Request], concurrency: int
+) -> tuple[float, float, int]:
+    """The same with a bare ``aiohttp.ClientSession``."""
+    async with aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=30.0), connector=aiohttp.TCPConnector(limit=0)
+    ) as session:
+
+        async def send(content: bytes, headers: dict[str, str]) -> None:
+            async with session.post(
+                f"{url}/chat/completions", data=content, headers=headers
+            ) as reply:
                 reply.raise_for_status()
-                json.loads(reply.content)["choices"][0]["message"]["content"]
-                ok += 1
+                json.loads(await reply.read())["choices"][0]["message"]["content"]
 
-        started = time.perf_counter()
-        cpu = time.process_time()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return time.perf_counter() - started, time.process_time() - cpu, ok
+        return await replay(send, requests, concurrency)
+
+
+REPLAYS = {"httpx2": httpx2_replay, "aiohttp": aiohttp_replay}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,21 +134,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dialogues", type=int, default=200, help="cases per expert")
     p.add_argument("--concurrency", type=int, default=16, help="calls in flight (C)")
     p.add_argument("--max-turns", type=int, default=10)
-    p.add_argument("--repeat", type=int, default=2, help="harness/raw pairs; best of each")
+    p.add_argument("--repeat", type=int, default=2, help="harness/raw rounds; best of each")
     p.add_argument("--profile", type=Path, default=None, help="cProfile of one more harness run")
     p.add_argument(
         "--raw-inflight",
         type=int,
         default=0,
-        help="diagnostic: one more raw replay with C connections opened first and only this "
-        "many requests in flight (the pool as the CPU-bound harness leaves it)",
+        help="diagnostic: one more httpx2 replay with C connections opened first and only "
+        "this many requests in flight (its pool as a CPU-bound harness would leave it)",
     )
     args = p.parse_args(argv)
 
     harness: list[float] = []
-    raw: list[float] = []
     harness_cpu: list[float] = []
-    raw_cpu: list[float] = []
+    raw: dict[str, list[float]] = {name: [] for name in REPLAYS}
+    raw_cpu: dict[str, list[float]] = {name: [] for name in REPLAYS}
     with mock_endpoint(args.dialogues, latency=0.0) as ep:
 
         def one_harness(k: int, profiler: cProfile.Profile | None = None) -> Counter[str]:
@@ -146,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 harness_cpu.append(run.cpu_seconds / run.network_calls)
             return Counter(stats["served"])
 
-        requests: list[tuple[bytes, dict[str, str]]] = []
+        requests: list[Request] = []
         for k in range(args.repeat):
             # Two dialogues may send the same request at the same moment (the client's answer
             # to the same question of the same case under both experts): both miss the store
@@ -157,25 +186,25 @@ def main(argv: list[str] | None = None) -> int:
             rebuilt = Counter(body_digest(json.loads(b)) for b, _ in requests)
             if rebuilt != sent:
                 raise SystemExit("the rebuilt request bodies differ from the harness's")
-            ep.control.reset()
-            seconds, cpu, ok = asyncio.run(raw_replay(ep.url, requests, args.concurrency))
-            raw_cpu.append(cpu / len(requests))
-            replayed = Counter(ep.control.stats()["served"])
-            if ok != len(requests) or replayed != sent:
-                raise SystemExit(
-                    f"the raw replay did not send the harness's requests: {ok} replies to "
-                    f"{len(requests)} requests, {sum((replayed - sent).values())} extra and "
-                    f"{sum((sent - replayed).values())} missing bodies"
-                )
-            raw.append(len(requests) / seconds)
+            for name, run_replay in REPLAYS.items():
+                ep.control.reset()
+                seconds, cpu, ok = asyncio.run(run_replay(ep.url, requests, args.concurrency))
+                replayed = Counter(ep.control.stats()["served"])
+                if ok != len(requests) or replayed != sent:
+                    raise SystemExit(
+                        f"the {name} replay did not send the harness's requests: {ok} replies "
+                        f"to {len(requests)} requests, {sum((replayed - sent).values())} extra "
+                        f"and {sum((sent - replayed).values())} missing bodies"
+                    )
+                raw[name].append(len(requests) / seconds)
+                raw_cpu[name].append(cpu / len(requests))
         if args.raw_inflight:
-            # the pool as the harness leaves it at latency 0: C connections open, few in flight
             ep.control.reset()
             seconds, cpu, _ = asyncio.run(
-                raw_replay(ep.url, requests, args.raw_inflight, open_connections=args.concurrency)
+                httpx2_replay(ep.url, requests, args.raw_inflight, warm=args.concurrency)
             )
             print(
-                f"raw_with_{args.concurrency}_open_{args.raw_inflight}_in_flight: "
+                f"httpx2_with_{args.concurrency}_open_{args.raw_inflight}_in_flight: "
                 f"calls_per_s={len(requests) / seconds:.1f} "
                 f"cpu_ms_per_call={1000 * cpu / len(requests):.3f}"
             )
@@ -187,11 +216,13 @@ def main(argv: list[str] | None = None) -> int:
 
     calls = len(requests)
     print(f"calls={calls} per run ({2 * args.dialogues} dialogues), concurrency={args.concurrency}")
-    print(f"http_library={http.__name__}")
     print("harness_calls_per_s=" + " ".join(f"{x:.1f}" for x in harness))
-    print("raw_calls_per_s=" + " ".join(f"{x:.1f}" for x in raw))
-    print(f"cpu_ms_per_call: harness={1000 * min(harness_cpu):.3f} raw={1000 * min(raw_cpu):.3f}")
-    print(f"ratio={max(harness) / max(raw):.3f}")
+    for name in REPLAYS:
+        print(f"bare_{name}_calls_per_s=" + " ".join(f"{x:.1f}" for x in raw[name]))
+    cpu = " ".join(f"bare_{name}={1000 * min(raw_cpu[name]):.3f}" for name in REPLAYS)
+    print(f"cpu_ms_per_call: harness={1000 * min(harness_cpu):.3f} {cpu}")
+    print(f"same_library_ratio={max(harness) / max(raw['aiohttp']):.3f}")
+    print(f"ratio={max(harness) / max(raw['httpx2']):.3f}")
     return 0
 
 

@@ -83,6 +83,7 @@ HEAVY = [
     "rouge_score",
     "httpx",
     "httpx2",
+    "aiohttp",
     "yaml",
 ]
 

@@ -11,7 +11,7 @@ is returned) and records the call in the ledger.
 Requests are the OpenAI chat-completions request (``POST {base_url}/chat/completions`` with
 ``Authorization: Bearer <key>``, and the ``OpenAI-Organization`` / ``OpenAI-Project`` headers
 when ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` are set, as the ``openai`` SDK sends them), sent
-by the HTTP library directly (``httpx2``, :mod:`lecode.llm.http`): the JSON body is built once
+by the HTTP library directly (``aiohttp``, :mod:`lecode.llm.http`): the JSON body is built once
 by us and sent as it is, the reply decoded with ``json``, an HTTP error status raised as
 :class:`~lecode.llm.retry.StatusError` (its ``Retry-After`` kept). The ``openai`` SDK's request
 path (its request options, headers, response wrapping; earlier also its typed transformation of
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lecode.llm.errors import LLMCallError, ReplayMissError
-from lecode.llm.http import lib as httpx
+from lecode.llm.http import ChatSession
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
 from lecode.llm.ledger import (
     CallRecord,
@@ -111,7 +111,7 @@ class Endpoint:
         # the endpoint's address as far as limits go: a LoRA entry shares its server's
         self.address = spec.identity_url
         limits.declare(self.address, spec.concurrency)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Client]
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ChatSession]
         self._clients = weakref.WeakKeyDictionary()
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._guards = weakref.WeakKeyDictionary()
@@ -245,8 +245,8 @@ class Endpoint:
             f"last message begins: {snippet!r}" + (f"; {corrupt}" if corrupt else "")
         )
 
-    async def _client(self) -> _Client:
-        """The HTTP client of the running event loop, created on first use, with the chat
+    async def _client(self) -> ChatSession:
+        """The HTTP session of the running event loop, created on first use, with the chat
         completions URL and the headers every request carries. It is closed inside that loop
         when the loop shuts down (``asyncio.run`` finalises async generators), so no connection
         outlives its loop. :mod:`lecode.llm.retry` decides, counts and logs every retry."""
@@ -265,18 +265,10 @@ class Endpoint:
             for var, header in SDK_ENV_HEADERS:
                 if os.environ.get(var):
                     headers[header] = os.environ[var]
-            http = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.spec.timeout),
-                limits=httpx.Limits(
-                    max_connections=max(1000, self.spec.concurrency),
-                    max_keepalive_connections=max(100, self.spec.concurrency),
-                ),
-                follow_redirects=False,
-                headers=headers,
-            )
-            client = _Client(http, str(base_url).rstrip("/") + "/chat/completions")
+            url = str(base_url).rstrip("/") + "/chat/completions"
+            client = ChatSession(url, headers, self.spec.timeout)
             self._clients[loop] = client
-            guard = _close_at_loop_end(http)
+            guard = _close_at_loop_end(client)
             await guard.__anext__()
             self._guards[loop] = guard
         return client
@@ -301,14 +293,10 @@ class Endpoint:
             try:
                 async with sem:
                     self.network_calls += 1
-                    reply = await client.http.post(
-                        client.url, content=content, headers=extra_headers
-                    )
-                if not 200 <= reply.status_code < 300:
-                    raise StatusError.from_reply(
-                        reply.status_code, reply.content, reply.headers.get("retry-after")
-                    )
-                return parse_completion(reply.content), retries
+                    reply = await client.post(content, extra_headers)
+                if not 200 <= reply.status < 300:
+                    raise StatusError.from_reply(reply.status, reply.body, reply.retry_after)
+                return parse_completion(reply.body), retries
             except Exception as exc:
                 failure = classify(exc)
                 if not failure.retryable or retries >= self.spec.max_retries:
@@ -365,24 +353,16 @@ class Endpoint:
         clients = list(self._clients.values())
         self.drop_connections()
         for client in clients:
-            with contextlib.suppress(Exception):  # a client bound to a finished loop
-                await client.http.aclose()
+            with contextlib.suppress(Exception):  # a session bound to a finished loop
+                await client.close()
 
 
-@dataclass(frozen=True)
-class _Client:
-    """The HTTP client of one event loop and the URL it posts to."""
-
-    http: httpx.AsyncClient
-    url: str
-
-
-async def _close_at_loop_end(client: httpx.AsyncClient) -> AsyncIterator[None]:
+async def _close_at_loop_end(client: ChatSession) -> AsyncIterator[None]:
     try:
         yield
     finally:
         with contextlib.suppress(Exception):
-            await client.aclose()
+            await client.close()
 
 
 def parse_completion(raw: str | bytes) -> StoredResponse:

@@ -1,16 +1,117 @@
-"""The HTTP library under the LLM endpoints (:mod:`lecode.llm.endpoint`).
+"""The HTTP side of an LLM endpoint: one ``aiohttp`` session per event loop and model entry.
 
-``httpx2`` (the maintained successor of ``httpx``, which the ``openai`` package itself depends
-on) when it is installed, else ``httpx``: the same API. Under many concurrent requests
-``httpx2``'s connection pool costs about half the CPU per call of ``httpx`` 0.28
-(``benchmarks/harness_throughput.py --latency 0``).
+Why ``aiohttp``: at the harness's maximum rate (the mock endpoint at latency 0) a bare
+``aiohttp`` session spends about a quarter of the CPU per call of a bare ``httpx2`` client
+on the same requests, and under a dialogue's traffic (few requests in flight, the other pooled
+connections idle) ``httpx2``'s pool re-checks every idle connection at each request
+(``benchmarks/harness_vs_raw.py``, ``benchmarks/README.md``).
+
+The session is built with ``trust_env=False``: with it, ``aiohttp`` parses ``~/.netrc`` and
+the proxy variables again on every request, in a worker thread. The proxy the environment
+names (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, minus ``NO_PROXY``, as ``httpx`` and the
+``openai`` SDK read them) is resolved once per session instead (:func:`proxy_for`).
 """
 
 from __future__ import annotations
 
-try:
-    import httpx2 as lib
-except ImportError:  # pragma: no cover - environments with an older openai bring httpx only
-    import httpx as lib  # type: ignore[no-redef]
+import os
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
-__all__ = ["lib"]
+import aiohttp
+from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
+
+#: Failures of the connection (refused, reset, closed mid-reply, timed out): retried.
+ConnectionFailure = aiohttp.ClientError
+#: A reply whose body could not be read as sent: malformed (bad compression), or a failure of
+#: the connection when it was cut off (:func:`cut_off`).
+PayloadFailure = aiohttp.ClientPayloadError
+
+
+def cut_off(exc: BaseException) -> bool:
+    """A :data:`PayloadFailure` because the connection ended before the body did (a failure
+    of the connection, not a body the endpoint sent wrong)."""
+    return isinstance(exc, PayloadFailure) and isinstance(
+        exc.__cause__, ContentLengthError | TransferEncodingError
+    )
+
+
+#: A URL the library cannot request at all: a configuration error, never retried.
+InvalidURL = aiohttp.InvalidURL
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: bytes
+    retry_after: str | None
+
+
+def proxy_for(url: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The proxy URL the environment names for requests to ``url``, or None.
+
+    ``<scheme>_proxy`` then ``all_proxy`` (either case; lower case first, as ``urllib`` reads
+    them), unless ``no_proxy`` lists the host. Only HTTP(S) proxies are supported."""
+    env = os.environ if environ is None else environ
+    # urllib.request.getproxies_environment's reading (any case, then lower case again so
+    # that it wins; an empty lower-case variable unsets), on the mapping given
+    proxies: dict[str, str] = {}
+    for name, value in env.items():
+        if value and name.lower().endswith("_proxy"):
+            proxies[name.lower()[:-6]] = value
+    for name, value in env.items():
+        if name.endswith("_proxy") and name == name.lower():
+            if value:
+                proxies[name[:-6]] = value
+            else:
+                proxies.pop(name[:-6], None)
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    # (urllib.request.proxy_bypass_environment is not in the type stubs)
+    if "no" in proxies and urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+        return None
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if proxy is None:
+        return None
+    if "://" not in proxy:
+        proxy = "http://" + proxy
+    if urlsplit(proxy).scheme not in ("http", "https"):
+        raise ValueError(
+            f"proxy {proxy!r} for {url}: only http:// and https:// proxies are supported"
+        )
+    return proxy
+
+
+class ChatSession:
+    """POSTs JSON bodies to one URL with fixed headers, through a connection pool that lives
+    in the event loop that created it (call :meth:`close` inside that loop)."""
+
+    def __init__(self, url: str, headers: Mapping[str, str], timeout: float) -> None:
+        self.url = url
+        self.proxy = proxy_for(url)
+        self._session = aiohttp.ClientSession(
+            headers=dict(headers),
+            # no overall limit: a long completion may stream for minutes; the socket-level
+            # limits catch a stalled connection (as httpx's connect/read timeouts do)
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout),
+            # the endpoint's concurrency limit bounds the connections
+            connector=aiohttp.TCPConnector(limit=0),
+            trust_env=False,
+            auto_decompress=True,
+        )
+
+    async def post(self, body: bytes, headers: Mapping[str, str]) -> Reply:
+        """Send ``body`` and read the whole reply, whatever its status."""
+        async with self._session.post(
+            self.url, data=body, headers=headers, proxy=self.proxy, allow_redirects=False
+        ) as reply:
+            return Reply(reply.status, await reply.read(), reply.headers.get("Retry-After"))
+
+    @property
+    def closed(self) -> bool:
+        return self._session.closed
+
+    async def close(self) -> None:
+        await self._session.close()

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lecode.llm.errors import FailureKind
-from lecode.llm.http import lib as httpx
+from lecode.llm.http import ConnectionFailure, InvalidURL, PayloadFailure, cut_off
 
 
 class EmptyResponseError(Exception):
@@ -73,11 +73,13 @@ def classify(exc: BaseException) -> Failure:
         if exc.status >= 500:
             return Failure("server", exc.status, exc.retry_after, detail)
         return Failure("client_error", exc.status, None, detail)
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):  # the HTTP library's connect and read timeouts too
         return Failure("timeout", None, None, "request timed out")
-    if isinstance(exc, httpx.DecodingError):
+    if isinstance(exc, PayloadFailure) and not cut_off(exc):
         return Failure("malformed", None, None, f"undecodable response body: {_short(str(exc))}")
-    if isinstance(exc, httpx.RequestError):
+    if isinstance(exc, InvalidURL):
+        raise exc  # a configuration error: no retry can fix it
+    if isinstance(exc, ConnectionFailure | ConnectionError):
         return Failure("connection", None, None, f"connection error: {_short(repr(exc))}")
     # The ``openai`` SDK's exceptions (the endpoint no longer calls the SDK; kept for callers
     # that do). Not imported here: where the SDK is not loaded, none of its exceptions exist.
