@@ -260,3 +260,13 @@ def test_sessions_close_with_their_event_loop(
     assert [asyncio.run(one(i)) for i in range(3)] == ["建议: 申请仲裁。"] * 3
     assert len(sessions) == 3 and len(server.heads) == 3
     assert all(s.closed for s in sessions)
+
+
+def test_a_url_that_cannot_be_requested_is_not_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aiohttp
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
+    with pytest.raises(aiohttp.InvalidURL, match="chat/completions"):
+        call(tmp_path, "http://exa mple.com:port/v1", max_retries=3)

@@ -10,36 +10,49 @@ The session is built with ``trust_env=False``: with it, ``aiohttp`` parses ``~/.
 the proxy variables again on every request, in a worker thread. The proxy the environment
 names (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, minus ``NO_PROXY``, as ``httpx`` and the
 ``openai`` SDK read them) is resolved once per session instead (:func:`proxy_for`).
+
+``aiohttp`` is imported with the first session (about 0.3 s): a job whose roles make no HTTP
+request (offline agents, a replay served by the store) does not pay for it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
-import aiohttp
-from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
 
-#: Failures of the connection (refused, reset, closed mid-reply, timed out): retried.
-ConnectionFailure = aiohttp.ClientError
-#: A reply whose body could not be read as sent: malformed (bad compression), or a failure of
-#: the connection when it was cut off (:func:`cut_off`).
-PayloadFailure = aiohttp.ClientPayloadError
+def transport_failure(
+    exc: BaseException,
+) -> tuple[Literal["timeout", "connection", "malformed"], str] | None:
+    """The failure class and a description of an exception raised while a request was sent
+    or its reply read; None for any other exception.
 
+    Timeouts (connect or read); a reply whose body could not be decoded (bad compression:
+    malformed); any other failure of the connection (refused, reset, not HTTP, closed before
+    or in the middle of the reply). A URL the library cannot request at all is re-raised: a
+    configuration error, which no retry can fix."""
+    if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts are ones too
+        return "timeout", "request timed out"
+    aiohttp = sys.modules.get("aiohttp")  # no session yet: none of its exceptions can exist
+    if aiohttp is not None:
+        from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
 
-def cut_off(exc: BaseException) -> bool:
-    """A :data:`PayloadFailure` because the connection ended before the body did (a failure
-    of the connection, not a body the endpoint sent wrong)."""
-    return isinstance(exc, PayloadFailure) and isinstance(
-        exc.__cause__, ContentLengthError | TransferEncodingError
-    )
-
-
-#: A URL the library cannot request at all: a configuration error, never retried.
-InvalidURL = aiohttp.InvalidURL
+        if isinstance(exc, aiohttp.InvalidURL):
+            raise exc
+        if isinstance(exc, aiohttp.ClientPayloadError) and not isinstance(
+            exc.__cause__, ContentLengthError | TransferEncodingError
+        ):
+            return "malformed", f"undecodable response body: {exc}"
+        if isinstance(exc, aiohttp.ClientError):
+            return "connection", f"connection error: {exc!r}"
+    if isinstance(exc, ConnectionError):
+        return "connection", f"connection error: {exc!r}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,8 @@ class ChatSession:
     in the event loop that created it (call :meth:`close` inside that loop)."""
 
     def __init__(self, url: str, headers: Mapping[str, str], timeout: float) -> None:
+        import aiohttp
+
         self.url = url
         self.proxy = proxy_for(url)
         self._session = aiohttp.ClientSession(

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lecode.llm.errors import FailureKind
-from lecode.llm.http import ConnectionFailure, InvalidURL, PayloadFailure, cut_off
+from lecode.llm.http import transport_failure
 
 
 class EmptyResponseError(Exception):
@@ -73,14 +73,9 @@ def classify(exc: BaseException) -> Failure:
         if exc.status >= 500:
             return Failure("server", exc.status, exc.retry_after, detail)
         return Failure("client_error", exc.status, None, detail)
-    if isinstance(exc, TimeoutError):  # the HTTP library's connect and read timeouts too
-        return Failure("timeout", None, None, "request timed out")
-    if isinstance(exc, PayloadFailure) and not cut_off(exc):
-        return Failure("malformed", None, None, f"undecodable response body: {_short(str(exc))}")
-    if isinstance(exc, InvalidURL):
-        raise exc  # a configuration error: no retry can fix it
-    if isinstance(exc, ConnectionFailure | ConnectionError):
-        return Failure("connection", None, None, f"connection error: {_short(repr(exc))}")
+    transport = transport_failure(exc)
+    if transport is not None:
+        return Failure(transport[0], None, None, _short(transport[1]))
     # The ``openai`` SDK's exceptions (the endpoint no longer calls the SDK; kept for callers
     # that do). Not imported here: where the SDK is not loaded, none of its exceptions exist.
     openai: Any = sys.modules.get("openai")
