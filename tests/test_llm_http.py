@@ -215,13 +215,20 @@ def test_a_refused_connection_is_retried_then_reported(tmp_path: Path, monkeypat
     ],
 )
 def test_broken_replies_are_classified(
-    tmp_path: Path, serve: Callable[..., RawServer], reply: bytes, kind: str
+    tmp_path: Path,
+    serve: Callable[..., RawServer],
+    reply: bytes,
+    kind: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     server = serve(lambda conn, head, body: conn.sendall(reply))
     with pytest.raises(LLMCallError) as err:
         call(tmp_path, server.url, max_retries=1)
     assert err.value.kind == kind
     assert len(server.heads) == 2  # the first attempt and one retry
+    assert f"{kind} after 2 attempt(s)" in str(err.value)
+    # the request's headers (the API key) appear in neither the error nor the log
+    assert "sk-test" not in str(err.value) and "sk-test" not in caplog.text
 
 
 def test_a_stalled_reply_times_out(tmp_path: Path, serve: Callable[..., RawServer]) -> None:

@@ -49,9 +49,9 @@ def transport_failure(
         ):
             return "malformed", f"undecodable response body: {exc}"
         if isinstance(exc, aiohttp.ClientError):
-            return "connection", f"connection error: {exc!r}"
+            return "connection", f"connection error: {type(exc).__name__}: {exc}"
     if isinstance(exc, ConnectionError):
-        return "connection", f"connection error: {exc!r}"
+        return "connection", f"connection error: {type(exc).__name__}: {exc}"
     return None
 
 
