@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -83,10 +84,15 @@ def test_proxy_for_refuses_a_proxy_it_cannot_use() -> None:
 # -- a loopback server whose answer each test chooses ----------------------------------------
 class RawServer:
     """Accepts connections on 127.0.0.1 and hands each one, with the request head and body
-    read, to ``answer(conn, head, body)``."""
+    read, to ``answer(conn, head, body)``; over TLS when given a server context."""
 
-    def __init__(self, answer: Callable[[socket.socket, bytes, bytes], None]) -> None:
+    def __init__(
+        self,
+        answer: Callable[[socket.socket, bytes, bytes], None],
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.answer = answer
+        self.tls = tls
         self.heads: list[bytes] = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -96,7 +102,8 @@ class RawServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}/v1"
 
     def _serve(self) -> None:
         while True:
@@ -107,6 +114,12 @@ class RawServer:
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
     def _one(self, conn: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError):  # the client refused our certificate
+                conn.close()
+                return
         with conn:
             data = b""
             while b"\r\n\r\n" not in data:
@@ -137,8 +150,10 @@ def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., RawServer]]
         monkeypatch.delenv(var.upper(), raising=False)
     servers: list[RawServer] = []
 
-    def start(answer: Callable[[socket.socket, bytes, bytes], None]) -> RawServer:
-        servers.append(RawServer(answer))
+    def start(
+        answer: Callable[[socket.socket, bytes, bytes], None], tls: ssl.SSLContext | None = None
+    ) -> RawServer:
+        servers.append(RawServer(answer, tls))
         return servers[-1]
 
     yield start
@@ -184,6 +199,75 @@ def test_no_proxy_reaches_the_endpoint_directly(
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     assert call(tmp_path, server.url).text == "建议: 申请仲裁。"
     assert server.heads[0].startswith(b"POST /v1/chat/completions HTTP/1.1")
+
+
+def self_signed(tmp_path: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server context with a fresh self-signed certificate for 127.0.0.1, and its PEM."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lecode test endpoint")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = tmp_path / "endpoint.pem"
+    pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file = tmp_path / "endpoint.key"
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(pem, key_file)
+    return server, pem
+
+
+def test_https_verifies_against_ssl_cert_file(
+    tmp_path: Path, serve: Callable[..., RawServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tls, pem = self_signed(tmp_path)
+    server = serve(complete_reply, tls)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    # the certificate is in no bundle: refused, and said so
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with pytest.raises(LLMCallError) as err:
+        call(tmp_path / "a", server.url, max_retries=3)
+    assert err.value.kind == "connection" and "certificate verify failed" in str(err.value)
+    assert "SSL_CERT_FILE" in str(err.value)
+    assert err.value.attempts == 1  # no retry can fix it
+    # trusted through SSL_CERT_FILE, as httpx and the openai SDK read it
+    monkeypatch.setenv("SSL_CERT_FILE", str(pem))
+    assert call(tmp_path / "b", server.url).text == "建议: 申请仲裁。"
+
+
+def test_ssl_context_without_variables_uses_certifis_bundle() -> None:
+    import certifi
+
+    bundle = ssl.create_default_context(cafile=certifi.where()).cert_store_stats()["x509_ca"]
+    assert bundle > 50
+    assert http.ssl_context({}).cert_store_stats()["x509_ca"] == bundle
 
 
 def test_a_refused_connection_is_retried_then_reported(tmp_path: Path, monkeypatch) -> None:

@@ -11,6 +11,9 @@ the proxy variables again on every request, in a worker thread. The proxy the en
 names (``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, minus ``NO_PROXY``, as ``httpx`` and the
 ``openai`` SDK read them) is resolved once per session instead (:func:`proxy_for`).
 
+Certificates are verified as ``httpx`` and the ``openai`` SDK verify them (:func:`ssl_context`):
+against ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else ``certifi``'s bundle.
+
 ``aiohttp`` is imported with the first session (about 0.3 s): a job whose roles make no HTTP
 request (offline agents, a replay served by the store) does not pay for it.
 """
@@ -18,6 +21,7 @@ request (offline agents, a replay served by the store) does not pay for it.
 from __future__ import annotations
 
 import os
+import ssl
 import sys
 import urllib.request
 from collections.abc import Mapping
@@ -26,18 +30,24 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 
-def transport_failure(
-    exc: BaseException,
-) -> tuple[Literal["timeout", "connection", "malformed"], str] | None:
-    """The failure class and a description of an exception raised while a request was sent
-    or its reply read; None for any other exception.
+@dataclass(frozen=True)
+class TransportFailure:
+    kind: Literal["timeout", "connection", "malformed"]
+    detail: str
+    retryable: bool = True
+
+
+def transport_failure(exc: BaseException) -> TransportFailure | None:
+    """The failure class of an exception raised while a request was sent or its reply read;
+    None for any other exception.
 
     Timeouts (connect or read); a reply whose body could not be decoded (bad compression:
     malformed); any other failure of the connection (refused, reset, not HTTP, closed before
-    or in the middle of the reply). A URL the library cannot request at all is re-raised: a
-    configuration error, which no retry can fix."""
+    or in the middle of the reply). A certificate that fails verification is a connection
+    failure that no retry can fix (not retried); a URL the library cannot request at all is
+    re-raised, a configuration error."""
     if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts are ones too
-        return "timeout", "request timed out"
+        return TransportFailure("timeout", "request timed out")
     aiohttp = sys.modules.get("aiohttp")  # no session yet: none of its exceptions can exist
     if aiohttp is not None:
         from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
@@ -47,11 +57,18 @@ def transport_failure(
         if isinstance(exc, aiohttp.ClientPayloadError) and not isinstance(
             exc.__cause__, ContentLengthError | TransferEncodingError
         ):
-            return "malformed", f"undecodable response body: {exc}"
+            return TransportFailure("malformed", f"undecodable response body: {exc}")
+        if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+            return TransportFailure(
+                "connection",
+                f"TLS certificate of the endpoint not trusted ({exc}); set SSL_CERT_FILE or "
+                "SSL_CERT_DIR to the CA that signed it",
+                retryable=False,
+            )
         if isinstance(exc, aiohttp.ClientError):
-            return "connection", f"connection error: {type(exc).__name__}: {exc}"
+            return TransportFailure("connection", f"connection error: {type(exc).__name__}: {exc}")
     if isinstance(exc, ConnectionError):
-        return "connection", f"connection error: {type(exc).__name__}: {exc}"
+        return TransportFailure("connection", f"connection error: {type(exc).__name__}: {exc}")
     return None
 
 
@@ -97,6 +114,21 @@ def proxy_for(url: str, environ: Mapping[str, str] | None = None) -> str | None:
     return proxy
 
 
+def ssl_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
+    """The TLS settings of a session: the CA certificates of ``SSL_CERT_FILE`` and/or
+    ``SSL_CERT_DIR`` when either is set, else ``certifi``'s bundle (a slim container may have no
+    system store), else the system's."""
+    env = os.environ if environ is None else environ
+    cafile, capath = env.get("SSL_CERT_FILE") or None, env.get("SSL_CERT_DIR") or None
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - certifi comes with httpx, a dependency
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class ChatSession:
     """POSTs JSON bodies to one URL with fixed headers, through a connection pool that lives
     in the event loop that created it (call :meth:`close` inside that loop)."""
@@ -106,13 +138,15 @@ class ChatSession:
 
         self.url = url
         self.proxy = proxy_for(url)
+        # loading a CA bundle takes about 20 ms: only for sessions that need one
+        needs_tls = any(u and u.startswith("https:") for u in (url, self.proxy))
         self._session = aiohttp.ClientSession(
             headers=dict(headers),
             # no overall limit: a long completion may stream for minutes; the socket-level
             # limits catch a stalled connection (as httpx's connect/read timeouts do)
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout),
             # the endpoint's concurrency limit bounds the connections
-            connector=aiohttp.TCPConnector(limit=0),
+            connector=aiohttp.TCPConnector(limit=0, ssl=ssl_context() if needs_tls else True),
             trust_env=False,
             auto_decompress=True,
         )

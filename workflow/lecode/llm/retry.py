@@ -57,10 +57,11 @@ class Failure:
     status: int | None
     retry_after: float | None
     detail: str
+    final: bool = False  # a failure no retry can fix, whatever its kind
 
     @property
     def retryable(self) -> bool:
-        return self.kind != "client_error"
+        return self.kind != "client_error" and not self.final
 
 
 def classify(exc: BaseException) -> Failure:
@@ -75,7 +76,9 @@ def classify(exc: BaseException) -> Failure:
         return Failure("client_error", exc.status, None, detail)
     transport = transport_failure(exc)
     if transport is not None:
-        return Failure(transport[0], None, None, _short(transport[1]))
+        return Failure(
+            transport.kind, None, None, _short(transport.detail), final=not transport.retryable
+        )
     # The ``openai`` SDK's exceptions (the endpoint no longer calls the SDK; kept for callers
     # that do). Not imported here: where the SDK is not loaded, none of its exceptions exist.
     openai: Any = sys.modules.get("openai")
