@@ -30,6 +30,15 @@ REPLY = {
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
+def only_proxy_vars(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    """The process environment with these proxy variables and no others."""
+    for var in PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.upper(), raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
 # -- proxy_for: the environment's proxy for a URL, read as urllib/httpx read it ---------------
 @pytest.mark.parametrize(
     ("env", "url", "expected"),
@@ -71,14 +80,16 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
     ],
 )
 def test_proxy_for_reads_the_environment(
-    env: dict[str, str], url: str, expected: str | None
+    env: dict[str, str], url: str, expected: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert proxy_for(url, env) == expected
+    only_proxy_vars(monkeypatch, env)
+    assert proxy_for(url) == expected
 
 
-def test_proxy_for_refuses_a_proxy_it_cannot_use() -> None:
+def test_proxy_for_refuses_a_proxy_it_cannot_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    only_proxy_vars(monkeypatch, {"HTTPS_PROXY": "socks5://p:1080"})
     with pytest.raises(ValueError, match=r"socks5://p:1080.*only http:// and https://"):
-        proxy_for("https://api.example.com/v1", {"HTTPS_PROXY": "socks5://p:1080"})
+        proxy_for("https://api.example.com/v1")
 
 
 # -- a loopback server whose answer each test chooses ----------------------------------------
@@ -145,9 +156,7 @@ class RawServer:
 @pytest.fixture
 def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., RawServer]]:
     monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
-    for var in PROXY_VARS:
-        monkeypatch.delenv(var, raising=False)
-        monkeypatch.delenv(var.upper(), raising=False)
+    only_proxy_vars(monkeypatch, {})
     servers: list[RawServer] = []
 
     def start(

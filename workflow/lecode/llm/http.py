@@ -79,28 +79,17 @@ class Reply:
     retry_after: str | None
 
 
-def proxy_for(url: str, environ: Mapping[str, str] | None = None) -> str | None:
+def proxy_for(url: str) -> str | None:
     """The proxy URL the environment names for requests to ``url``, or None.
 
-    ``<scheme>_proxy`` then ``all_proxy`` (either case; lower case first, as ``urllib`` reads
-    them), unless ``no_proxy`` lists the host. Only HTTP(S) proxies are supported."""
-    env = os.environ if environ is None else environ
-    # urllib.request.getproxies_environment's reading (any case, then lower case again so
-    # that it wins; an empty lower-case variable unsets), on the mapping given
-    proxies: dict[str, str] = {}
-    for name, value in env.items():
-        if value and name.lower().endswith("_proxy"):
-            proxies[name.lower()[:-6]] = value
-    for name, value in env.items():
-        if name.endswith("_proxy") and name == name.lower():
-            if value:
-                proxies[name[:-6]] = value
-            else:
-                proxies.pop(name[:-6], None)
+    ``<scheme>_proxy`` then ``all_proxy``, unless ``no_proxy`` lists the host, read as
+    ``urllib`` reads them (either case, lower case first). Only HTTP(S) proxies are
+    supported."""
+    proxies = urllib.request.getproxies_environment()
     parts = urlsplit(url)
-    host = parts.hostname or ""
     # (urllib.request.proxy_bypass_environment is not in the type stubs)
-    if "no" in proxies and urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if "no" in proxies and bypass(parts.hostname or "", proxies):
         return None
     proxy = proxies.get(parts.scheme) or proxies.get("all")
     if proxy is None:
