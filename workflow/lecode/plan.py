@@ -106,9 +106,15 @@ def _same_path(a: str, b: str) -> bool:
 
 
 def template_hashes(role: str, strategy: str, entry: ModelEntry) -> dict[str, str]:
-    """``{file name: digest}`` of the prompt templates ``role`` reads with ``strategy``."""
+    """``{file name: digest}`` of the prompt templates ``role`` reads with ``strategy``; for an
+    expert or client strategy also its declaration's code digest
+    (:func:`lecode.strategies.identity`)."""
     if not entry.is_llm:
         return {}
+    from lecode import strategies
+
+    if role in strategies.ROLES:
+        return strategies.identity(role, strategy)
     from lecode.llm.templates import template_paths
 
     files = template_paths(role, strategy)

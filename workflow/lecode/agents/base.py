@@ -46,21 +46,56 @@ class ExpertMove:
     text: str
 
 
-@runtime_checkable
-class Expert(Protocol):
-    """Asks clarifying questions, then advises.
+class ExpertDialogue(Protocol):
+    """One dialogue of an expert, holding whatever that dialogue needs to remember.
 
     ``history`` holds the turns so far (the first is the client's initial query). When
     ``must_advise`` is true (``max_turns`` questions asked) the expert must return advice.
-    An LLM expert sees only ``case.initial_query`` and ``history``; the human-replay baseline
+    """
+
+    async def next_move(
+        self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
+    ) -> ExpertMove: ...
+
+
+@runtime_checkable
+class Expert(Protocol):
+    """Asks clarifying questions, then advises; one object serves many dialogues at once, each
+    started with :meth:`start`.
+
+    An LLM expert sees only ``case.initial_query`` and the history; the human-replay baseline
     deliberately reads the recorded dialogue.
     """
 
     name: str
 
+    def start(self, case: Case) -> ExpertDialogue: ...
+
+
+class CaseExpert:
+    """An expert whose move depends only on the case and the history: :meth:`start` binds
+    the case to :meth:`next_move`."""
+
+    name: str
+
+    def start(self, case: Case) -> ExpertDialogue:
+        return _CaseDialogue(self, case)
+
     async def next_move(
         self, case: Case, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
-    ) -> ExpertMove: ...
+    ) -> ExpertMove:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _CaseDialogue:
+    expert: CaseExpert
+    case: Case
+
+    async def next_move(
+        self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
+    ) -> ExpertMove:
+        return await self.expert.next_move(self.case, history, must_advise=must_advise, meter=meter)
 
 
 @runtime_checkable

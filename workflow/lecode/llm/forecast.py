@@ -15,17 +15,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lecode import strategies
 from lecode.dataset import load_cases
 from lecode.llm.spec import ModelSpec, is_llm_entry
 from lecode.llm.templates import PromptTemplate, load_strategy
 from lecode.records import Case
 from lecode.shards import select
+from lecode.strategies.calls import Call, Gate
 
 QUESTION_CHARS = 40
 ANSWER_CHARS = 40
 ADVICE_CHARS = 400
 JUDGE_REPLY_CHARS = 600  # per-dimension reasoning, then six scores as JSON
 CONFIDENCE_REPLY_CHARS = 3
+TEXT_REPLY_CHARS = 200  # a private plan
 
 
 @dataclass
@@ -131,26 +134,31 @@ def forecast(
 
     client_cfg = params.get("client") or {}
     client_spec = spec_of(client_cfg["model"]) if client_cfg else None
-    client_t = load_strategy("client", client_cfg["strategy"])["answer"] if client_spec else None
+    client_calls: list[tuple[Call, PromptTemplate]] = []
+    if client_spec is not None:
+        client_t = load_strategy("client", client_cfg["strategy"])
+        declared = strategies.client_strategy(client_cfg["strategy"])
+        client_calls = [(c, client_t[c.template]) for c in declared.question_calls()]
     for expert in params.get("experts") or []:
         spec = spec_of(expert["model"])
         for case in chosen:
             facts = "\n".join(case.facts)
             if spec is not None:
                 _expert_calls(fc, spec, expert["strategy"], case, q, max_turns)
-            if client_spec is not None and client_t is not None:
+            if client_spec is not None:
                 for k in range(q):
-                    fc.add(
-                        "client",
-                        client_spec,
-                        _chars(
-                            client_t,
-                            facts=facts,
-                            dialogue=_dialogue(case, k),
-                            question="x" * QUESTION_CHARS,
-                        ),
-                        ANSWER_CHARS,
-                    )
+                    for _, template in client_calls:
+                        fc.add(
+                            "client",
+                            client_spec,
+                            _chars(
+                                template,
+                                facts=facts,
+                                dialogue=_dialogue(case, k),
+                                question="x" * QUESTION_CHARS,
+                            ),
+                            ANSWER_CHARS,
+                        )
             _scoring_calls(fc, params, case, q, spec_of)
     return fc
 
@@ -163,38 +171,50 @@ def _expert_calls(
     q: int,
     max_turns: int,
 ) -> None:
+    """The calls of one dialogue of ``q`` questions, turn by turn as the strategy declares
+    them (:meth:`~lecode.strategies.declarations.ExpertStrategy.turn_calls`); a gate is
+    ready on the last turn."""
+    declared = strategies.expert_strategy(strategy)
     t = load_strategy("expert", strategy)
+    extra: dict[str, str] = {}
     for k in range(q + 1):
-        values = {
+        values: dict[str, Any] = {
             "dialogue": _dialogue(case, k),
             "asked": k,
             "remaining": max(0, max_turns - k),
             "max_turns": max_turns,
+            **extra,
         }
         last = k == q
-        if "confidence" in t:
-            if k < max_turns:
-                fc.add("expert", spec, _chars(t["confidence"], **values), CONFIDENCE_REPLY_CHARS)
-            purpose = "advise" if last else "ask"
-        else:
-            purpose = "advise" if last and k >= max_turns else "turn"
-        fc.add(
-            "expert",
-            spec,
-            _expert_chars(t, purpose, values),
-            ADVICE_CHARS if last else QUESTION_CHARS,
-        )
+        calls: list[Call] = []
+        for step in declared.turn_calls(first=k == 0, forced=k >= max_turns):
+            if isinstance(step, Gate):
+                calls += [step.call, step.advise if last else step.ask]
+            else:
+                calls.append(step)
+        for call in calls:
+            fc.add("expert", spec, _call_chars(t, call, values), _reply_chars(call, last))
+            if call.reply == "text":
+                extra[declared.opening_value] = "x" * TEXT_REPLY_CHARS
+                values[declared.opening_value] = extra[declared.opening_value]
 
 
-def _expert_chars(t: Mapping[str, PromptTemplate], purpose: str, values: dict[str, Any]) -> int:
-    """Characters of one expert call, rendered as the expert renders it: a turn template
-    with ``[turn]``/``[advise]`` sections (few-shot) serves both purposes with its closing."""
-    turn = t.get("turn")
-    if turn is not None and purpose in ("turn", "advise") and purpose not in t:
-        return _chars(turn, **values, closing=turn.section(purpose, **values))
-    if turn is not None and purpose == "turn" and "${closing}" in turn.user:
-        return _chars(turn, **values, closing=turn.section("turn", **values))
-    return _chars(t[purpose], **values)
+def _reply_chars(call: Call, last: bool) -> int:
+    if call.reply in ("yes_no", "score"):
+        return CONFIDENCE_REPLY_CHARS
+    if call.reply == "text":
+        return TEXT_REPLY_CHARS
+    if call.reply == "advice" or (call.reply == "move" and last):
+        return ADVICE_CHARS
+    return QUESTION_CHARS
+
+
+def _call_chars(t: Mapping[str, PromptTemplate], call: Call, values: dict[str, Any]) -> int:
+    """Characters of one call's prompt, rendered as the expert renders it."""
+    template = t[call.template]
+    if call.closing is not None:
+        return _chars(template, **values, closing=template.section(call.closing, **values))
+    return _chars(template, **values)
 
 
 def _scoring_calls(

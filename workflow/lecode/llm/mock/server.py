@@ -5,8 +5,9 @@ endpoints ``GET /_mock/stats``, ``POST /_mock/config`` (``{"faults": {...}, "lat
 "slow_seconds": s}``), ``POST /_mock/reset``.
 
 The role comes from the ``X-Lecode-Role`` header the LLM layer sends (``X-Lecode-Purpose``,
-``X-Lecode-Format`` refine it); request bodies are counted by digest so tests can assert which
-requests reached the endpoint.
+``X-Lecode-Format`` refine it); an expert call's ``X-Lecode-Reply`` names the reply its
+strategy declares for it (a move when absent); request bodies are counted by digest so tests
+can assert which requests reached the endpoint.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from lecode.llm.mock.faults import FaultConfig
 from lecode.llm.mock.players import Players
 
 LOOPBACK = "127.0.0.1"
+#: Expert replies that make a move (the ``no_marker`` fault drops their marker).
+MOVE_REPLIES = ("move", "question", "advice")
 
 
 def body_digest(body: dict[str, Any]) -> str:
@@ -254,12 +257,12 @@ class _Handler(BaseHTTPRequestHandler):
         everything = "\n".join(str(m.get("content", "")) for m in messages[:2])
         faults = st.faults
         if role == "expert":
+            reply = self.headers.get("X-Lecode-Reply") or "move"
             return st.players.expert(
-                purpose,
+                reply,
                 main,
                 json_format=self.headers.get("X-Lecode-Format") == "json",
-                no_marker=purpose in ("turn", "ask", "advise")
-                and faults.content_fault("no_marker", digest),
+                no_marker=reply in MOVE_REPLIES and faults.content_fault("no_marker", digest),
             )
         if role == "client":
             return st.players.client(
