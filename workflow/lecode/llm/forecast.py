@@ -163,6 +163,22 @@ def forecast(
     return fc
 
 
+def dialogue_calls(strategy: str, questions: int, max_turns: int) -> list[tuple[int, Call]]:
+    """``(questions asked before it, call)`` of every expert call of a dialogue in which the
+    expert asks ``questions`` questions, in order, as the strategy declares each turn
+    (:meth:`~lecode.strategies.declarations.ExpertStrategy.turn_calls`); a gate is ready on
+    the last turn. Re-asks after malformed replies are not counted."""
+    declared = strategies.expert_strategy(strategy)
+    out: list[tuple[int, Call]] = []
+    for k in range(questions + 1):
+        for step in declared.turn_calls(first=k == 0, forced=k >= max_turns):
+            if isinstance(step, Gate):
+                out += [(k, step.call), (k, step.advise if k == questions else step.ask)]
+            else:
+                out.append((k, step))
+    return out
+
+
 def _expert_calls(
     fc: Forecast,
     spec: ModelSpec,
@@ -171,13 +187,10 @@ def _expert_calls(
     q: int,
     max_turns: int,
 ) -> None:
-    """The calls of one dialogue of ``q`` questions, turn by turn as the strategy declares
-    them (:meth:`~lecode.strategies.declarations.ExpertStrategy.turn_calls`); a gate is
-    ready on the last turn."""
-    declared = strategies.expert_strategy(strategy)
+    opening_value = strategies.expert_strategy(strategy).opening_value
     t = load_strategy("expert", strategy)
     extra: dict[str, str] = {}
-    for k in range(q + 1):
+    for k, call in dialogue_calls(strategy, q, max_turns):
         values: dict[str, Any] = {
             "dialogue": _dialogue(case, k),
             "asked": k,
@@ -185,18 +198,9 @@ def _expert_calls(
             "max_turns": max_turns,
             **extra,
         }
-        last = k == q
-        calls: list[Call] = []
-        for step in declared.turn_calls(first=k == 0, forced=k >= max_turns):
-            if isinstance(step, Gate):
-                calls += [step.call, step.advise if last else step.ask]
-            else:
-                calls.append(step)
-        for call in calls:
-            fc.add("expert", spec, _call_chars(t, call, values), _reply_chars(call, last))
-            if call.reply == "text":
-                extra[declared.opening_value] = "x" * TEXT_REPLY_CHARS
-                values[declared.opening_value] = extra[declared.opening_value]
+        fc.add("expert", spec, _call_chars(t, call, values), _reply_chars(call, k == q))
+        if call.reply == "text":
+            extra[opening_value] = "x" * TEXT_REPLY_CHARS
 
 
 def _reply_chars(call: Call, last: bool) -> int:
