@@ -25,6 +25,21 @@ MAKE_TARGET = re.compile(r"[A-Za-z_][\w-]*")
 RULE = re.compile(r"^([A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.-]*)*)[ \t]*:(?!=)")
 PHONY = re.compile(r"^\.PHONY\s*:(.*)$", re.MULTILINE)
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+#: Top-level folders of the repository: a code span naming a path under one of them names a
+#: file or folder that must exist (run outputs live elsewhere: results/, reports/, store/).
+REPO_DIRS = (
+    "workflow/",
+    "tests/",
+    "scripts/",
+    "profiles/",
+    "configs/",
+    "benchmarks/",
+    "docs/",
+    "data/",
+)
+#: Paths the manual names that a user provides: the released LeCoDe files.
+USER_PATHS = frozenset({"data/lecode/"})
+PLACEHOLDER = re.compile(r"[<>…*{}$]|\.\.\.|NNN")
 
 
 def manual_files(root: Path = REPO) -> list[Path]:
@@ -125,6 +140,18 @@ def named_make_targets(text: str) -> Iterator[str]:
                 yield word
 
 
+def repository_paths(text: str) -> Iterator[str]:
+    """Paths under the repository's folders named in code spans and code blocks,
+    placeholders such as ``<step>`` or ``NNN`` excluded."""
+    prose, code = split_code(text)
+    spans = [m.group(2) for line in prose for m in CODE_SPAN.finditer(line)]
+    for chunk in spans + code:
+        for word in chunk.split():
+            path = word.strip("()[],;:'\"")
+            if path.startswith(REPO_DIRS) and not PLACEHOLDER.search(path):
+                yield path
+
+
 def reference_problems(page: Path, root: Path = REPO) -> list[str]:
     text = page.read_text(encoding="utf-8")
     name = page.relative_to(root)
@@ -132,6 +159,11 @@ def reference_problems(page: Path, root: Path = REPO) -> list[str]:
         f"{name}: {ref} does not exist"
         for ref in sorted(set(CONFIG.findall(text)))
         if not (root / ref).is_file()
+    ]
+    problems += [
+        f"{name}: `{ref}` does not exist"
+        for ref in sorted(set(repository_paths(text)))
+        if ref not in USER_PATHS and not (root / ref).exists()
     ]
     # a YAML file named on its own (`paper.yaml`) is a configuration or a root file
     prose, _ = split_code(text)
@@ -217,6 +249,7 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
         "[`configs/paper.yaml`](configs/paper.yaml) and `configs/paper-zero-shot.yaml`\n"
         "`paper.yaml` (in configs/), `params.yml` and `x.yaml` (nowhere)\n"
         "`make all_tables REPLAY=0`, `make env test`, to make sure, `[not](a/link.md)`\n"
+        "`configs/` `tests/gone.py` `workflow/rules/<rule>.smk` `data/lecode/`\n"
         "```bash\nmake nosuch  # comment\n[also not](b/link.md)\n```\n",
         encoding="utf-8",
     )
@@ -227,6 +260,8 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
     ]
     assert reference_problems(readme, tmp_path) == [
         "README.md: configs/paper-zero-shot.yaml does not exist",
+        "README.md: `configs/paper-zero-shot.yaml` does not exist",
+        "README.md: `tests/gone.py` does not exist",
         "README.md: `params.yml` is neither in configs/ nor at the repository root",
         "README.md: `x.yaml` is neither in configs/ nor at the repository root",
         "README.md: `make nosuch` is not a target of the Makefile",
