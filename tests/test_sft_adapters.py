@@ -68,7 +68,6 @@ def test_a_published_adapter_is_identified_by_its_training() -> None:
     sim = p.simulate_spec("direct-sft", "zero_shot")
     assert sim.expert.adapter == identity
     assert sim.runtime.adapters == {"direct-sft": identity}
-    assert sim.runtime.as_params()["adapters"] == {"direct-sft": identity}
     assert p.adapter_inputs("direct-sft") == sorted(PUBLISHED.values())
     assert p.adapter_inputs("base") == sorted(PUBLISHED.values())  # its server serves them
     assert not p.warnings

@@ -42,7 +42,7 @@ from lecode.report.document import (
     SystemFileRefs,
     SystemInfo,
 )
-from lecode.settings import IDENTITY
+from lecode.config.base import IDENTITY
 from lecode.specs import FileRef, ReportSpec, Role, SystemFiles, file_sha256
 
 if TYPE_CHECKING:

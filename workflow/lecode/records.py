@@ -187,6 +187,10 @@ class JudgeScores(_Record):
     rationale: str = ""
 
 
+#: The judge's six score fields, in the paper's order (the columns of the per-dialogue scores).
+JUDGE_FIELDS: tuple[str, ...] = tuple(f for f in JudgeScores.model_fields if f != "rationale")
+
+
 class Judgement(_Record):
     """The judge's verdict on one dialogue's advice, or why there is none."""
 

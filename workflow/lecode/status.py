@@ -295,7 +295,7 @@ def collect(
     directory (the project's root, where the workflow runs)."""
     from lecode.dataset import load_cases
     from lecode.plan import Plan
-    from lecode.settings import Settings
+    from lecode.config.experiment import Settings
     from lecode.shards import select
 
     settings = Settings.load(params_files[0], *params_files[1:])

@@ -12,6 +12,7 @@ from lecode.agents.context import (
     endpoint,
     offline_agent,
     templates,
+    typed_entry,
 )
 
 
@@ -39,5 +40,7 @@ def build_client(
     if agent == "fact_lookup":
         from lecode.agents.fact_lookup import FactLookupClient
 
-        return FactLookupClient(name=model_name, max_facts=int(model_cfg.get("max_facts", 3)))
+        return FactLookupClient(
+            name=model_name, max_facts=typed_entry(model_name, model_cfg).max_facts
+        )
     raise ConfigurationError(f"models.{model_name}: {agent!r} is not a client agent")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lecode.records import Case
 
 if TYPE_CHECKING:
+    from lecode.config.models import ModelEntry
     from lecode.llm.endpoint import Endpoint
     from lecode.llm.runtime import LLMRuntime
     from lecode.llm.templates import PromptTemplate
@@ -40,14 +41,21 @@ class RoleContext:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def offline_agent(model_name: str, model_cfg: Mapping[str, Any]) -> str | None:
+def typed_entry(model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelEntry:
+    """The typed entry a builder plays (a mapping, from a tool or a test, is validated)."""
+    from lecode.config.base import SettingsError
+    from lecode.config.models import model_entry
+
+    try:
+        return model_entry(model_name, model_cfg)
+    except SettingsError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+def offline_agent(model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> str | None:
     """The offline agent of an entry, or None for an LLM entry."""
-    if model_cfg.get("backend") != OFFLINE:
-        return None
-    agent = model_cfg.get("agent")
-    if not agent:
-        raise ConfigurationError(f"models.{model_name}: offline model needs an 'agent'")
-    return str(agent)
+    entry = typed_entry(model_name, model_cfg)
+    return None if entry.is_llm else entry.agent  # type: ignore[union-attr]
 
 
 def llm_runtime(ctx: RoleContext, model_name: str) -> LLMRuntime:
@@ -70,7 +78,9 @@ def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTem
         raise ConfigurationError(str(exc)) from exc
 
 
-def endpoint(ctx: RoleContext, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
+def endpoint(
+    ctx: RoleContext, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]
+) -> Endpoint:
     from lecode.llm.errors import LLMConfigError
 
     try:

@@ -13,6 +13,7 @@ from lecode.agents.context import (
     llm_runtime,
     offline_agent,
     templates,
+    typed_entry,
 )
 
 
@@ -44,7 +45,9 @@ def build_expert(
         if not ctx.train_cases:
             raise ConfigurationError(f"models.{model_name}: retrieval needs training cases")
         return RetrievalExpert(
-            name=model_name, train_cases=ctx.train_cases, top_k=int(model_cfg.get("top_k", 5))
+            name=model_name,
+            train_cases=ctx.train_cases,
+            top_k=typed_entry(model_name, model_cfg).top_k,
         )
     raise ConfigurationError(f"models.{model_name}: {agent!r} is not an expert agent")
 
@@ -64,6 +67,6 @@ def _llm_expert(
         strategy=strategy,
         max_turns=int(max_turns),
         replicate=replicate,
-        threshold=float(llm.spec.mediq_threshold),
-        unmarked=model_cfg.get("unmarked"),
+        threshold=llm.spec.threshold_confidence,
+        unmarked=typed_entry(model_name, model_cfg).unmarked,
     )

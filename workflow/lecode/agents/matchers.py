@@ -12,6 +12,7 @@ from lecode.agents.context import (
     endpoint,
     offline_agent,
     templates,
+    typed_entry,
 )
 
 
@@ -29,5 +30,7 @@ def build_matcher(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContex
     if agent == "lexical":
         from lecode.agents.lexical_matcher import LexicalMatcher
 
-        return LexicalMatcher(name=model_name, threshold=float(model_cfg.get("threshold", 0.5)))
+        return LexicalMatcher(
+            name=model_name, threshold=typed_entry(model_name, model_cfg).threshold
+        )
     raise ConfigurationError(f"models.{model_name}: {agent!r} is not a matcher agent")

@@ -23,7 +23,7 @@ from lecode.llm.mock import cli as mock_cli
 
 def _load_params(paths: Sequence[str]) -> dict[str, Any]:
     """The merged configuration files, validated by the typed settings (defaults filled)."""
-    from lecode.settings import Settings
+    from lecode.config.experiment import Settings
 
     return Settings.load(paths[0], *paths[1:]).model_dump(mode="json")
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lecode.records import UNKNOWN_ANSWER, JudgeScores
+from lecode.records import JUDGE_FIELDS, UNKNOWN_ANSWER, JudgeScores
 
 
 class ReplyFormatError(ValueError):
@@ -195,7 +195,6 @@ def parse_matches(reply: str, qa_positions: Sequence[int], n_facts: int) -> dict
     return out
 
 
-JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
 DIMENSIONS = JUDGE_FIELDS[:5]
 _JUDGE_ALIASES: dict[str, str] = {
     "专业性": "professionalism",

@@ -21,8 +21,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from lecode.config.models import ModelEntry, VLLMEntry, model_entry
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.ledger import UsageLedger
@@ -32,6 +33,9 @@ from lecode.llm.retry import RetryPolicy
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore
 from lecode.llm.vllm import ensure_base_url
+
+if TYPE_CHECKING:
+    from lecode.specs import LLMRuntimeSpec
 
 REPLAY_ENV = "LECODE_REPLAY"
 DEFAULT_STORE = Path("store/responses")
@@ -54,7 +58,7 @@ class LLMRuntime:
         retry: RetryPolicy,
         ledger: UsageLedger,
         servers_dir: Path,
-        models: Mapping[str, Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry | Mapping[str, Any]] | None = None,
         environ: Mapping[str, str] | None = None,
         adapters: Mapping[str, str] | None = None,
     ) -> None:
@@ -63,7 +67,10 @@ class LLMRuntime:
         self.retry = retry
         self.ledger = ledger
         self.servers_dir = servers_dir
-        self.models = dict(models or {})
+        #: every entry the job may need, typed (mappings from tools and tests are validated)
+        self.models: dict[str, ModelEntry] = {
+            k: model_entry(k, v) for k, v in (models or {}).items()
+        }
         self.environ = environ
         self.adapters = dict(adapters or {})
         self.limits = EndpointLimits()
@@ -80,7 +87,7 @@ class LLMRuntime:
         retry: RetryPolicy | None = None,
         ledger_path: str | Path | None = None,
         servers_dir: str | Path | None = None,
-        models: Mapping[str, Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry | Mapping[str, Any]] | None = None,
         environ: Mapping[str, str] | None = None,
         durable: bool = True,
         adapters: Mapping[str, str] | None = None,
@@ -103,49 +110,45 @@ class LLMRuntime:
         )
 
     @classmethod
-    def from_params(
+    def from_spec(
         cls,
-        params: Mapping[str, Any],
+        runtime: LLMRuntimeSpec,
         *,
         job: str = "",
         environ: Mapping[str, str] | None = None,
     ) -> LLMRuntime:
-        """The runtime of one workflow job. Reads the optional ``llm:`` section of params:
-        ``store_dir`` (``store/responses``), ``replay`` (false; ``LECODE_REPLAY=1`` also forces
-        it), ``servers_dir`` (``store/servers``), ``ledger_dir`` (per-call JSONL ledgers, one
-        file per job; off by default), ``retry`` (``{base_delay, rate_limit_delay, max_delay}``
-        seconds); and ``adapters`` (``{entry: adapter identity}``, written by the plan)."""
-        llm = dict(params.get("llm") or {})
-        retry_cfg = dict(llm.get("retry") or {})
+        """The runtime of one workflow job, from its spec's typed ``runtime`` (the store, replay
+        mode, vLLM state files, per-job ledger, retry delays, the model entries and adapter
+        identities the plan put there). ``LECODE_REPLAY=1`` also forces replay."""
+        llm = runtime.llm
         ledger_path = None
-        if llm.get("ledger_dir"):
+        if llm.ledger_dir:
             slug = re.sub(r"[^A-Za-z0-9._-]+", "_", job).strip("_") or "job"
-            ledger_path = Path(llm["ledger_dir"]) / f"{slug}.jsonl"
-        runtime = cls.create(
-            llm.get("store_dir", DEFAULT_STORE),
-            replay=bool(llm.get("replay", False)),
+            ledger_path = Path(llm.ledger_dir) / f"{slug}.jsonl"
+        out = cls.create(
+            llm.store_dir,
+            replay=llm.replay,
             retry=RetryPolicy(
-                base_delay=float(retry_cfg.get("base_delay", 1.0)),
-                rate_limit_delay=float(retry_cfg.get("rate_limit_delay", 5.0)),
-                max_delay=float(retry_cfg.get("max_delay", 60.0)),
+                base_delay=llm.retry.base_delay,
+                rate_limit_delay=llm.retry.rate_limit_delay,
+                max_delay=llm.retry.max_delay,
             ),
             ledger_path=ledger_path,
-            servers_dir=llm.get("servers_dir"),
-            models=params.get("models") or {},
+            servers_dir=llm.servers_dir,
+            models=runtime.models,
             environ=environ,
-            adapters=params.get("adapters") or {},
+            adapters=runtime.adapters,
         )
-        runtime.job = job
-        simulation = params.get("simulation") or {}
-        runtime.default_max_turns = int(simulation.get("max_turns", 10))
-        return runtime
+        out.job = job
+        out.default_max_turns = runtime.max_turns
+        return out
 
-    def spec(self, model_name: str, model_cfg: Mapping[str, Any]) -> ModelSpec:
+    def spec(self, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelSpec:
         spec = ModelSpec.from_config(model_name, model_cfg)
         if spec.backend == "vllm" and spec.serve is None and spec.server:
-            server_cfg = self.models.get(spec.server)
-            if server_cfg and server_cfg.get("model_path"):
-                identity = f"vllm://{server_cfg['model_path']}"
+            server = self.models.get(spec.server)
+            if isinstance(server, VLLMEntry) and server.model_path:
+                identity = f"vllm://{server.model_path}"
                 adapter = self.adapters.get(model_name)
                 if adapter:
                     # the adapter, not its path, names the model (the fragment keeps the
@@ -157,11 +160,13 @@ class LLMRuntime:
 
     def adapter_path(self, model_name: str) -> str | None:
         """The adapter directory a LoRA entry selects (its server's ``lora:`` mapping)."""
-        cfg = self.models.get(model_name) or {}
-        server_cfg = self.models.get(str(cfg.get("server") or "")) or {}
-        served = str(cfg.get("model") or model_name)
-        path = (server_cfg.get("lora") or {}).get(served)
-        return None if path is None else str(path)
+        entry = self.models.get(model_name)
+        if not isinstance(entry, VLLMEntry) or entry.server is None:
+            return None
+        server = self.models.get(entry.server)
+        if not isinstance(server, VLLMEntry):
+            return None
+        return server.lora.get(entry.model or model_name)
 
     def check_adapter(self, model_name: str) -> None:
         """An adapter identified by its training (``train:<digest>``) must be the published
@@ -185,7 +190,7 @@ class LLMRuntime:
                 "the target sft_adapters (README, 'SFT strategies')"
             )
 
-    def endpoint(self, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
+    def endpoint(self, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> Endpoint:
         """The (shared) endpoint of one model entry."""
         endpoint = self._endpoints.get(model_name)
         if endpoint is None:

@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lecode.config.models import ModelEntry, VLLMEntry
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.logs import LOG
-from lecode.llm.spec import ModelSpec, is_llm_entry
+from lecode.llm.spec import ModelSpec, is_llm_entry, llm_entry
 
 LOOPBACK = "127.0.0.1"
 COMMAND_ENV = "LECODE_VLLM_COMMAND"
@@ -281,7 +282,7 @@ def ensure_server(
 
 def ensure_base_url(
     server: str,
-    models: Mapping[str, Mapping[str, Any]],
+    models: Mapping[str, ModelEntry | Mapping[str, Any]],
     state_dir: str | Path,
     *,
     replay: bool = False,
@@ -308,15 +309,19 @@ def ensure_base_url(
     return ensure_server(spec, state_dir, log_dir=log_dir, health_timeout=health_timeout).base_url
 
 
-def specs_to_serve(models: Mapping[str, Mapping[str, Any]], used: Sequence[str]) -> list[ModelSpec]:
+def specs_to_serve(
+    models: Mapping[str, ModelEntry | Mapping[str, Any]], used: Sequence[str]
+) -> list[ModelSpec]:
     """Entries with a local path that any of the ``used`` entries needs (directly or via
     ``server:``), each once, in name order."""
     needed: set[str] = set()
     for name in used:
         cfg = models.get(name)
-        if cfg is None or not is_llm_entry(cfg) or cfg.get("backend") != "vllm":
+        if cfg is None or not is_llm_entry(cfg):
             continue
-        needed.add(str(cfg.get("server") or name))
+        entry = llm_entry(name, cfg)
+        if isinstance(entry, VLLMEntry):
+            needed.add(entry.server or name)
     specs = []
     for name in sorted(needed):
         if name not in models:

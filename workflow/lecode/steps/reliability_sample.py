@@ -36,7 +36,7 @@ def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
             writer = build_role(
                 QuestionWriter,
                 spec.writer.name,
-                spec.writer.entry.model_dump(mode="json"),
+                spec.writer.entry,
                 ctx,
                 WRITER_TEMPLATES,
             )

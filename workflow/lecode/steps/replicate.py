@@ -41,9 +41,7 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
     try:
         transcripts = consult(sim, cases, ctx)
         by_id = {c.id: c for c in cases}
-        matcher = build_matcher(
-            spec.match.role.name, spec.match.role.entry.model_dump(mode="json"), ctx
-        )
+        matcher = build_matcher(spec.match.role.name, spec.match.role.entry, ctx)
 
         async def evaluate() -> tuple[list, list]:
             ms = await asyncio.gather(
@@ -53,7 +51,7 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
             if spec.judge is not None:
                 judge = build_judge(
                     spec.judge.role.name,
-                    spec.judge.role.entry.model_dump(mode="json"),
+                    spec.judge.role.entry,
                     ctx,
                     replicate=spec.judge_replicate,
                 )
