@@ -4,6 +4,7 @@ benchmarks/README.md reaches an existing file (and heading, for an anchor), ever
 
 from __future__ import annotations
 
+import argparse
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ MAKE = re.compile(r"(?:^|[\s;&|(`])make\s+(.*)")
 MAKE_TARGET = re.compile(r"[A-Za-z_][\w-]*")
 RULE = re.compile(r"^([A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.-]*)*)[ \t]*:(?!=)")
 PHONY = re.compile(r"^\.PHONY\s*:(.*)$", re.MULTILINE)
+LECODE = re.compile(r"(?:^|[/`(])lecode\s+([a-z][a-z-]*)")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 #: Top-level folders of the repository: a code span naming a path under one of them names a
 #: file or folder that must exist (run outputs live elsewhere: results/, reports/, store/).
@@ -152,6 +154,25 @@ def repository_paths(text: str) -> Iterator[str]:
                 yield path
 
 
+def named_lecode_commands(text: str) -> Iterator[str]:
+    """Subcommands of every ``lecode ...`` command in code (blocks and spans)."""
+    prose, code = split_code(text)
+    spans = [m.group(2) for line in prose for m in CODE_SPAN.finditer(line)]
+    for line in code + spans:
+        yield from LECODE.findall(line)
+
+
+def lecode_subcommands() -> set[str]:
+    from lecode.cli import build_parser
+
+    return {
+        name
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
+
+
 def reference_problems(page: Path, root: Path = REPO) -> list[str]:
     text = page.read_text(encoding="utf-8")
     name = page.relative_to(root)
@@ -194,6 +215,17 @@ def test_every_relative_link_reaches_a_file_and_heading(page: Path) -> None:
 @pytest.mark.parametrize("page", manual_files(), ids=lambda p: p.relative_to(REPO).as_posix())
 def test_every_named_config_and_make_target_exists(page: Path) -> None:
     problems = reference_problems(page)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_named_lecode_command_exists() -> None:
+    commands = lecode_subcommands()
+    problems = [
+        f"{page.relative_to(REPO)}: `lecode {name}` is not a subcommand"
+        for page in manual_files()
+        for name in sorted(set(named_lecode_commands(page.read_text(encoding="utf-8"))))
+        if name not in commands
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -267,3 +299,5 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
         "README.md: `make nosuch` is not a target of the Makefile",
     ]
     assert makefile_targets(tmp_path / "Makefile") == {"all_tables", "test", "env"}
+    text = "`lecode explain t3` and\n```bash\n.venv/bin/lecode frobnicate\n```\nlecode decides"
+    assert sorted(named_lecode_commands(text)) == ["explain", "frobnicate"]
