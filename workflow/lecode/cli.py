@@ -188,7 +188,6 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     selftest.register(sub)
     rerun_diff.register(sub)
-    rerun_diff.register(sub)
     return parser
 
 
