@@ -43,7 +43,7 @@ all_tables: env
 sft-data: env
 	$(SNAKEMAKE) --cores $(CORES) sft_data
 
-# The paper's SFT rows on a GPU host (README, "SFT strategies"), in one run: training data,
+# The paper's SFT rows on a GPU host (docs/sft.md), in one run: training data,
 # LoRA training and publishing, then the vLLM server (started by the first job that needs it,
 # once the adapters exist) and the evaluation. First run: `make sft-paper REPLAY=0`.
 sft-paper: env
@@ -62,7 +62,7 @@ test-slow: env sysdeps
 test-all: env sysdeps
 	$(VENV)/bin/pytest -q -m "slow or not slow"
 
-# Running on a cluster (README, "Running on a cluster"): the SLURM executor plugin, the
+# Running on a cluster (docs/clusters.md): the SLURM executor plugin, the
 # Kubernetes executor and S3 storage plugins, DVC's S3 remote and the local S3 server of the
 # tests, exact versions (pyproject extras cluster, kubernetes, s3, cluster-test). Installed
 # into .venv, not locked: `make env` re-syncs .venv from requirements.lock when the lock or
