@@ -18,7 +18,7 @@ from lecode.records import Case, Utterance
 from lecode.reliability import (
     JUDGE_TEMPLATES,
     WRITER_TEMPLATES,
-    QuestionWriter,
+    ContextQuestionWriter,
     ReliabilityAnswer,
     ReliabilityItem,
     ReliabilityJudge,
@@ -280,7 +280,11 @@ def test_question_writer_against_the_mock(tmp_path: Path, mock: MockServer) -> N
     rt = runtime(tmp_path / "store")
     try:
         writer = build_role(
-            QuestionWriter, "mock", model_cfg(mock.url), RoleContext(runtime=rt), WRITER_TEMPLATES
+            ContextQuestionWriter,
+            "mock",
+            model_cfg(mock.url),
+            RoleContext(runtime=rt),
+            WRITER_TEMPLATES,
         )
         items = asyncio.run(
             writer_items(

@@ -212,7 +212,7 @@ def parse_questions(reply: str, n: int) -> list[str]:
     return qs
 
 
-class QuestionWriter(ReaskingRole):
+class ContextQuestionWriter(ReaskingRole):
     """Writes the clarifying questions of the study (``reliability.question_writer``)."""
 
     role = "writer"
@@ -240,7 +240,7 @@ class QuestionWriter(ReaskingRole):
 
 async def writer_items(
     cases: Sequence[Case],
-    writer: QuestionWriter,
+    writer: ContextQuestionWriter,
     *,
     n: int,
     seed: int,
