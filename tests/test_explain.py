@@ -69,7 +69,7 @@ def test_explain_cell_names_value_jobs_inputs_hashes_models_code(
     assert f"n/N = {cell.n}/{cell.N}" in text
     assert "mean over the n test dialogues where weighted_recall is present" in text
     assert "recomputed from the per-dialogue scores" in text and "(matches the table)" in text
-    assert "missing for 1: st-4 (error)" in text
+    assert "missing for 1: st-4 (failed dialogue: stop reason error)" in text
     system = doc.systems["llmx/zero_shot"]
     assert doc.run is not None and system.files is not None and system.jobs is not None
     for ref in (

@@ -93,8 +93,8 @@ def test_pool_and_mdd_by_hand() -> None:
 
 
 def _scores(path, values: dict[str, float | None]) -> None:  # type: ignore[no-untyped-def]
-    from lecode.recordio import write_scores
-    from lecode.records import DialogueScores
+    from lecode.score_io import write_scores
+    from lecode.score_records import DialogueScores
 
     path.mkdir(parents=True, exist_ok=True)
     write_scores(
@@ -167,9 +167,9 @@ def test_noise_job_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
 def test_adjacent_rows_against_the_mdd() -> None:
     from lecode.report.model import Cell, Row, Table
     from lecode.report.noise import adjacent_table
-    from lecode.report.spec import METRIC_BY_KEY
+    from lecode.metrics.registry import get
 
-    metrics = (METRIC_BY_KEY["recall"], METRIC_BY_KEY["turns"])
+    metrics = (get("recall"), get("turns"))
     rows = tuple(
         Row(
             label=name,

@@ -18,7 +18,6 @@ from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from lecode.recordio import SCORE_SCHEMA
 from lecode.records import Case, Utterance
 from lecode.report.curves import dataset_frame, facts_by_charge, word_count
 from lecode.report.figures import (
@@ -28,6 +27,7 @@ from lecode.report.figures import (
     write_figures,
 )
 from lecode.report.spec import System, coerce_systems
+from lecode.score_io import SCORE_SCHEMA
 from lecode.text import tokenize
 
 # jieba words (punctuation left out) vs characters, checked in test_word_count

@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from lecode.recordio import SCORE_SCHEMA
 from lecode.records import Case, Matches, Utterance
 from lecode.report.curves import complexity_curve, fact_bins, recall_by_turn, wide
 from lecode.report.demo import make_demo
@@ -29,6 +28,7 @@ from lecode.report.figures import (
 )
 from lecode.report.fonts import INSTALL_HINT, cjk_fonts, find_cjk_font
 from lecode.report.spec import System
+from lecode.score_io import SCORE_SCHEMA
 
 CHINESE = "刑事 民事 行政 故意伤害 婚姻家庭 用户 律师 检索基线"
 

@@ -17,7 +17,7 @@ from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from lecode.recordio import SCORE_SCHEMA
+from lecode.metrics.registry import get
 from lecode.report.figures import (
     figure3,
     figure5,
@@ -37,12 +37,13 @@ from lecode.report.render import (
     render_markdown,
     shown_interval,
 )
-from lecode.report.spec import METRIC_BY_KEY, System
+from lecode.report.spec import System
+from lecode.score_io import SCORE_SCHEMA
 from lecode.report.tables import paired_table, table3
 from lecode.stats import ResamplePlan
 
 PLAN = ResamplePlan(resamples=1000, seed=0)
-METRICS = [METRIC_BY_KEY["recall"], METRIC_BY_KEY["overall"]]
+METRICS = [get("recall"), get("overall")]
 ROW = Row(label="x", cells=())
 
 

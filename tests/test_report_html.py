@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from lecode.recordio import scores_frame
-from lecode.records import Case, DialogueScores, Judgement, Matches, Transcript, Turn, Utterance
+from lecode.records import Case, Judgement, Matches, Transcript, Turn, Utterance
 from lecode.report.demo import Demo, make_demo
 from lecode.report.document import load_all
 from lecode.report.html import render_html, write_html, write_report
 from lecode.report.outputs import write_tables
 from lecode.report.spec import System
+from lecode.score_io import scores_frame
+from lecode.score_records import DialogueScores
 from lecode.report.viewer import viewer_data
 
 ARTIFACTS_ENV = "LECODE_TEST_ARTIFACTS"

@@ -138,8 +138,9 @@ def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | No
     path = root / doc.run.aggregate.path
     if not path.is_file():
         return None
-    from lecode.recordio import read_scores
+    from lecode.metrics.registry import find
     from lecode.report.spec import system_key
+    from lecode.score_io import read_scores
 
     by_system: dict[str, list[dict[str, Any]]] = {}
     for r in read_scores(path).iter_rows(named=True):
@@ -156,8 +157,16 @@ def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | No
         own, other = _values(rows, metric), _values(by_system.get(b, []), metric)
         present = {k: own[k] - other[k] for k in own if k in other}
     values = list(present.values())
+    declared = find(metric)
     missing = [
-        (str(r["case_id"]), str(r["stop_reason"])) for r in rows if str(r["case_id"]) not in present
+        (
+            str(r["case_id"]),
+            str(r["stop_reason"])
+            if declared is None
+            else declared.missing_reason(str(r["stop_reason"])),
+        )
+        for r in rows
+        if str(r["case_id"]) not in present
     ]
     mean = None if not values else math.fsum(values) / len(values) * scale
     value = cell.value
@@ -388,8 +397,10 @@ def explain_case(
 ) -> str:
     """One consultation for every system of ``doc`` (or one): transcript, the facts each
     question elicited, and the dialogue's scores."""
-    from lecode.recordio import read_cases, read_matches, read_scores, read_transcripts
-    from lecode.report.spec import METRICS, system_key
+    from lecode.metrics.registry import with_tag
+    from lecode.recordio import read_cases, read_matches, read_transcripts
+    from lecode.report.spec import system_key
+    from lecode.score_io import read_scores
 
     root = Path(root)
     run = doc.run
@@ -480,12 +491,19 @@ def explain_case(
             )
         row = score_rows.get(key)
         if row is not None:
-            vals = []
-            for metric in METRICS:
+            vals: list[str] = []
+            why: dict[str, list[str]] = {}
+            for metric in with_tag("table3"):
                 v = row.get(metric.key)
-                shown = "—" if v is None else f"{float(v) * metric.scale:.1f}"
+                shown = "—" if v is None else f"{float(v) * metric.scale:.{metric.digits}f}"
                 vals.append(f"{metric.display_header} {shown}")
+                if v is None:
+                    reason = metric.missing_reason(str(row["stop_reason"]))
+                    why.setdefault(reason, []).append(metric.header)
             out.append("  scores: " + "  ".join(vals))
+            if why:
+                parts = [f"{', '.join(hs)}: {reason}" for reason, hs in why.items()]
+                out.append("  missing: " + "; ".join(parts))
     return "\n".join(out) + "\n"
 
 

@@ -1,7 +1,10 @@
 """Typed records that flow through the pipeline.
 
-dataset -> Case; simulation -> Transcript; matching -> Matches; scoring -> DialogueScores.
-Each record type is read and written in exactly one place: :mod:`lecode.recordio`.
+dataset -> Case; simulation -> Transcript; matching -> Matches; judging -> Judgement. Each is
+read and written in exactly one place, :mod:`lecode.recordio`. The per-dialogue scores are in
+:mod:`lecode.score_records` (generated from the metric registry; read and written by
+:mod:`lecode.score_io`), so that a new metric does not change the code of the steps before
+scoring.
 """
 
 from __future__ import annotations
@@ -202,29 +205,3 @@ class Judgement(_Record):
     status: Status = "ok"
     error: str | None = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
-
-
-class DialogueScores(_Record):
-    """Every metric of one dialogue. ``None`` means missing (shown as n/N), never zero."""
-
-    case_id: str
-    expert: str
-    strategy: str
-    n_facts: int
-    stop_reason: StopReason
-    turns: int | None = None
-    recall: float | None = None
-    weighted_recall: float | None = None
-    recall_at_5: float | None = None
-    ndcg: float | None = None
-    ndcg_gold: float | None = None
-    rouge_l: float | None = None
-    bertscore_f1: float | None = None
-    #: 1 when the advice or the reference was cut to the BERTScore model's length limit.
-    bertscore_truncated: int | None = None
-    professionalism: float | None = None
-    fluency: float | None = None
-    completeness: float | None = None
-    satisfaction: float | None = None
-    safety: float | None = None
-    overall: float | None = None

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from lecode.metrics.registry import with_tag
 from lecode.report.model import Row, Table
 from lecode.report.results import split_scores, system_cells
-from lecode.report.spec import CLARIFICATION, Metric, System
+from lecode.report.spec import Metric, System
 from lecode.stats import ResamplePlan
 
 #: Columns of the audit table: per-dialogue shares of answers, then the dialogue flag.
@@ -94,7 +95,7 @@ def robustness_table(
     n_expected: int,
     *,
     plan: ResamplePlan,
-    metrics: Sequence[Metric] = CLARIFICATION,
+    metrics: Sequence[Metric] = with_tag("table6"),
 ) -> Table:
     """Per system: the clarification metrics on all dialogues and on those whose client
     behaved (no answer flagged by the audit); n/N shows how many remain."""

@@ -19,9 +19,10 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from lecode.metrics.registry import get
 from lecode.records import Case, Matches
 from lecode.report.results import split_scores
-from lecode.report.spec import METRIC_BY_KEY, Metric, System
+from lecode.report.spec import Metric, System
 from lecode.text import tokenize
 
 #: Default bins of the number of key facts: [lo, next lo), the last open-ended.
@@ -88,7 +89,7 @@ def complexity_curve(
     for s in systems:
         f = frames[s.key]
         for key in metrics:
-            m = METRIC_BY_KEY[key]
+            m = get(key)
             if key not in f.columns:
                 continue
             for lo, hi in spans:
@@ -386,7 +387,7 @@ def strategy_changes(
                 {
                     "system": system,
                     "metric": key,
-                    "header": METRIC_BY_KEY[key].display_header,
+                    "header": get(key).display_header,
                     "value": value,
                     "n": n,
                     "base": ref,

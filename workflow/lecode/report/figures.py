@@ -36,7 +36,8 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from lecode.recordio import SCORE_SCHEMA, atomic_write_text
+from lecode.metrics.registry import get, with_tag
+from lecode.recordio import atomic_write_text
 from lecode.records import Case, Matches
 from lecode.report.curves import (
     COMPLEXITY_METRICS,
@@ -56,12 +57,11 @@ from lecode.report.curves import (
 from lecode.report.fonts import cjk_fonts
 from lecode.report.spec import (
     FEW_SHOT,
-    METRIC_BY_KEY,
-    METRICS,
     ZERO_SHOT,
     System,
     coerce_systems,
 )
+from lecode.score_io import score_schema
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ FIGURE_CAPTIONS: dict[str, str] = {
     "figure7": "Strategies of one base model, change over its zero-shot row (paper Figure 7)",
     "recall_by_turn": "Cumulative facts elicited after k clarifying questions",
 }
-RADAR_METRICS: tuple[str, ...] = tuple(m.key for m in METRICS if m.key != "turns")
+RADAR_METRICS: tuple[str, ...] = tuple(m.key for m in with_tag("radar"))
 STRATEGY_METRICS: tuple[str, ...] = ("weighted_recall", "turns", "bertscore_f1", "overall")
 #: A system whose label ends with this is an SFT variant (a LoRA adapter) of the Figure 7 base.
 SFT_SUFFIX = "SFT"
@@ -120,7 +120,7 @@ def _colors(n: int) -> list[Any]:
 
 def _header(key: str) -> str:
     """The metric's column header, escaped for matplotlib."""
-    return mpl_text(METRIC_BY_KEY[key].display_header)
+    return mpl_text(get(key).display_header)
 
 
 def _empty(ax: Axes, text: str = "no data") -> None:
@@ -520,7 +520,7 @@ def build_figures(
             curve = complexity_curve(scores, sys_list, bins=fact_bins)
             data["complexity"] = curve
             figs["figure5"] = figure5(curve, order)
-            means = system_means(scores, sys_list, [*METRICS])
+            means = system_means(scores, sys_list, [*with_tag("table3")])
             data["means"] = means
             figs["figure6"] = figure6(means, order)
             chosen, ref = _strategy_rows(sys_list, strategy_labels, strategy_base)
@@ -644,7 +644,7 @@ def write_figures(
         ]
     cc = data.get("complexity")
     if cc is None and placeholders:
-        cc = complexity_curve(pl.DataFrame(schema=SCORE_SCHEMA), [])
+        cc = complexity_curve(pl.DataFrame(schema=score_schema()), [])
     if cc is not None:
         paths = [_write_data(cc, plots / "complexity.json")]
         for key in COMPLEXITY_METRICS:

@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from lecode.explain import html_summaries
+from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.report.assets import CSS, JS
@@ -38,7 +39,7 @@ from lecode.report.render import (
     shown_interval,
 )
 from lecode.report.results import display_value
-from lecode.report.spec import METRICS, System, coerce_systems
+from lecode.report.spec import System, coerce_systems
 from lecode.report.usage import usage_frame
 from lecode.report.viewer import viewer_data
 
@@ -244,7 +245,7 @@ def render_html(
             'placeholder="filter cases"><ul id="case-list"></ul></div>'
             '<div id="case-view"></div></div></section>'
         )
-        headers = [[m.key, m.display_header] for m in METRICS]
+        headers = [[m.key, m.display_header] for m in with_tag("table3")]
         scripts = (
             _json_script("viewer-data", viewer)
             + _json_script("metric-headers", headers)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lecode.metrics.registry import get
 from lecode.report.document import Provenance, TableDocument, metrics_document, stats_document
 from lecode.report.model import Cell, Row, StatsTable, Table
-from lecode.report.spec import METRIC_BY_KEY
 
 NOISE_JSON = "noise.json"
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -31,7 +31,7 @@ def noise_table(noise: Mapping[str, Any]) -> StatsTable:
     component and of their sum (display scale), and the MDD."""
     keys, names, values = [], [], []
     for key, m in noise["metrics"].items():
-        metric = METRIC_BY_KEY[key]
+        metric = get(key)
         scale = metric.scale
         keys.append(key)
         names.append(metric.display_header)

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case
 from lecode.report.document import (
@@ -27,9 +28,7 @@ from lecode.report.document import (
 from lecode.report.model import Row, Table
 from lecode.report.paper import PaperNumbers, load_paper_numbers
 from lecode.report.spec import (
-    EXTRA_METRICS,
     FEW_SHOT,
-    METRICS,
     ZERO_SHOT,
     Metric,
     System,
@@ -138,12 +137,13 @@ def build_tables(
         if t.rows:
             tables[name] = t
     if paper is not None:
-        rows = system_rows(scores, sys_list, n_expected, METRICS, plan=plan)
+        main = with_tag("table3")
+        rows = system_rows(scores, sys_list, n_expected, main, plan=plan)
         comp = comparison_table(
             rows,
             sys_list,
             paper,
-            METRICS,
+            main,
             few_shot=settings.few_shot,
             coverage_threshold=settings.coverage_threshold,
         )
@@ -158,7 +158,7 @@ def metrics_json(
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
-    metrics: Sequence[Metric] = METRICS + EXTRA_METRICS,
+    metrics: Sequence[Metric] = with_tag("summary"),
 ) -> dict[str, Any]:
     """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``."""
     sys_list = coerce_systems(systems)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from lecode.metrics.registry import scale_note, with_tag
 from lecode.records import Case
 from lecode.report.model import PAPER, Cell, Row, RowKind, StatsTable, Table
 from lecode.report.paper import PaperNumbers, normalise_label, paper_label, paper_setting
@@ -29,10 +30,7 @@ from lecode.report.results import (
     system_cells,
 )
 from lecode.report.spec import (
-    ADVICE,
-    CLARIFICATION,
     FEW_SHOT,
-    METRICS,
     ZERO_SHOT,
     Metric,
     System,
@@ -40,6 +38,8 @@ from lecode.report.spec import (
 from lecode.stats import ResamplePlan
 
 ALPHA = 0.05
+#: Columns of Table 3, the paired differences and the comparison with the paper, by tag.
+TABLE3_METRICS = with_tag("table3")
 
 
 def _plan(plan: ResamplePlan | None) -> ResamplePlan:
@@ -144,7 +144,7 @@ def system_rows(
     scores: pl.DataFrame,
     systems: Sequence[System],
     n_expected: int,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
     plan: ResamplePlan | None = None,
 ) -> list[Row]:
@@ -171,7 +171,7 @@ def table3(
     *,
     plan: ResamplePlan | None = None,
     coverage_threshold: float = 0.9,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     zero_shot: str = ZERO_SHOT,
     few_shot: str = FEW_SHOT,
 ) -> Table:
@@ -188,7 +188,7 @@ def table3(
             _interval_note(plan),
             _coverage_note(coverage_threshold),
             _rank_note(metrics),
-            "R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw",
+            scale_note(metrics),
         ),
     )
 
@@ -210,7 +210,7 @@ def paired_table(
     *,
     reference: str | None = None,
     plan: ResamplePlan | None = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     alpha: float = ALPHA,
     coverage_threshold: float = 0.9,
 ) -> Table:
@@ -313,6 +313,7 @@ def shot_table(
             _coverage_note(coverage_threshold),
             _rank_note(metrics),
             _delta_note(alpha),
+            scale_note(metrics),
         ),
     )
 
@@ -333,7 +334,7 @@ def table6(
         scores,
         systems,
         n_expected,
-        CLARIFICATION,
+        with_tag("table6"),
         name="table6",
         title="Clarification capability, zero-shot (ZS) vs few-shot (FS)",
         plan=plan,
@@ -360,7 +361,7 @@ def table7(
         scores,
         systems,
         n_expected,
-        ADVICE,
+        with_tag("table7"),
         name="table7",
         title="Advice quality, zero-shot (ZS) vs few-shot (FS)",
         plan=plan,
@@ -396,7 +397,7 @@ def comparison_table(
     rows: Sequence[Row],
     systems: Sequence[System],
     paper: PaperNumbers,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
     few_shot: str = FEW_SHOT,
     coverage_threshold: float = 0.9,
