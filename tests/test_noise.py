@@ -165,9 +165,9 @@ def test_noise_job_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_adjacent_rows_against_the_mdd() -> None:
+    from lecode.metrics.registry import get
     from lecode.report.model import Cell, Row, Table
     from lecode.report.noise import adjacent_table
-    from lecode.metrics.registry import get
 
     metrics = (get("recall"), get("turns"))
     rows = tuple(

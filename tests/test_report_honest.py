@@ -38,8 +38,8 @@ from lecode.report.render import (
     shown_interval,
 )
 from lecode.report.spec import System
-from lecode.score_io import SCORE_SCHEMA
 from lecode.report.tables import paired_table, table3
+from lecode.score_io import SCORE_SCHEMA
 from lecode.stats import ResamplePlan
 
 PLAN = ResamplePlan(resamples=1000, seed=0)

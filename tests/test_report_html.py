@@ -21,9 +21,9 @@ from lecode.report.document import load_all
 from lecode.report.html import render_html, write_html, write_report
 from lecode.report.outputs import write_tables
 from lecode.report.spec import System
+from lecode.report.viewer import viewer_data
 from lecode.score_io import scores_frame
 from lecode.score_records import DialogueScores
-from lecode.report.viewer import viewer_data
 
 ARTIFACTS_ENV = "LECODE_TEST_ARTIFACTS"
 

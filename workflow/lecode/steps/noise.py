@@ -20,7 +20,8 @@ from lecode.noise import (
     pool,
     z_sum,
 )
-from lecode.recordio import atomic_write_text, read_scores, read_transcripts
+from lecode.recordio import atomic_write_text, read_transcripts
+from lecode.score_io import read_scores
 from lecode.specs import NoiseSpec
 
 log = logging.getLogger("lecode")
@@ -63,16 +64,16 @@ def with_bertscore(spec: NoiseSpec, threads: int) -> dict[str, pl.DataFrame]:
 
 
 def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
+    from lecode.metrics.registry import with_tag
     from lecode.report.document import write_document
     from lecode.report.noise import NOISE_JSON, noise_document
-    from lecode.report.spec import METRICS
 
     n_test = int(json.loads(Path(spec.index).read_text(encoding="utf-8"))["n_cases"])
     scored = with_bertscore(spec, threads)
     frames: dict[tuple[str, str], dict[tuple[str, int], object]] = defaultdict(dict)
     for r in spec.runs:
         frames[(r.expert, r.strategy)][(r.factor, r.index)] = scored[r.dir]
-    metrics = [m for m in METRICS if m.key not in spec.not_applicable]
+    metrics = [m for m in with_tag("table3") if m.key not in spec.not_applicable]
     per_system: dict[str, dict[str, dict]] = {}
     pooled_parts: dict[str, list] = defaultdict(list)
     subset = 0
