@@ -171,6 +171,23 @@ def test_a_prompt_edit_and_a_new_expert(repo: Path, capsys: pytest.CaptureFixtur
     assert sim["settings"] == ["experts", "models.retrieval3"]
 
 
+def test_a_strategy_edit_reruns_only_the_systems_that_use_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    strategy = repo / "workflow/lecode/strategies/expert/zero_shot.py"
+    strategy.write_text(strategy.read_text(encoding="utf-8") + "\n_EDITED = 1\n", "utf-8")
+    code, out, _ = plan_diff("HEAD", "--json", capsys=capsys)
+    assert code == 0
+    steps = steps_of(json.loads(out))
+    # no step imports the declaration: the zero-shot system's identity holds its digest
+    assert {s: r["jobs"] for s, r in steps.items() if s in ("simulate", "score_system")} == {
+        "simulate": 2,
+        "score_system": 1,
+    }
+    assert steps["simulate"]["chosen"] == ["lecode.strategies.expert.zero_shot"]
+    assert steps["simulate"]["code"] == []
+
+
 def test_a_bad_ref_is_named(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = plan_diff("no-such-ref", capsys=capsys)
     assert code == 1

@@ -193,9 +193,8 @@ def changed_files(ref: fp.CodeTree, now: fp.CodeTree) -> tuple[list[str], list[s
     for rel in sorted(rels):
         if ref.read(rel) == now.read(rel):
             continue
-        (changed if _fingerprint_of(ref, rel) != _fingerprint_of(now, rel) else cosmetic).append(
-            rel
-        )
+        same = _fingerprint_of(ref, rel) == _fingerprint_of(now, rel)
+        (cosmetic if same else changed).append(rel)
     return changed, cosmetic
 
 
