@@ -54,7 +54,7 @@ class ScriptedLLM:
     replies: list[str | Completion]
     spec: ModelSpec = field(
         default_factory=lambda: ModelSpec.from_config(
-            "scripted", {"base_url": "http://scripted/v1", "model": "scripted"}
+            "scripted", {"backend": "openai", "base_url": "http://scripted/v1", "model": "scripted"}
         )
     )
     requests: list[list[dict[str, str]]] = field(default_factory=list)
