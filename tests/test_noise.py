@@ -187,5 +187,6 @@ def test_adjacent_rows_against_the_mdd() -> None:
     assert c_b.cells[0].value == pytest.approx(7.0) and c_b.cells[0].distinguishable is True
     assert c_b.cells[1].value == pytest.approx(1.8) and c_b.cells[1].distinguishable is True
     assert b_a.delta_of == ("B/x", "A/x")
+    assert {c.aggregation for r in adj.rows for c in r.cells} == {"cell_difference"}
     # without an MDD for a column nothing is claimed
     assert adjacent_table(table3, {"metrics": {}}).rows[0].cells[0].distinguishable is None

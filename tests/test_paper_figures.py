@@ -26,7 +26,7 @@ from lecode.report.figures import (
     strategy_systems,
     write_figures,
 )
-from lecode.report.spec import System, coerce_systems
+from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.score_io import SCORE_SCHEMA
 from lecode.text import tokenize
 
@@ -224,7 +224,7 @@ def test_strategy_rows_of_the_named_base_model() -> None:
     with pytest.raises(ValueError, match="nope"):
         strategy_systems(systems, "nope")
     # SFT variants only when the label ends with SFT; base rows come zero-shot first
-    few_first = [System("m", "few_shot", "M FS"), System("m", "zero_shot", "M")]
+    few_first = [ReportedSystem("m", "few_shot", "M FS"), ReportedSystem("m", "zero_shot", "M")]
     assert [s.label for s in strategy_systems(few_first)] == ["M", "M FS"]
 
 

@@ -182,7 +182,10 @@ def test_each_cell_is_the_number_in_the_csv(project: SimpleNamespace) -> None:
             assert row["value"] == _csv_num(cell.value)
             assert row["display"] == cell.display and cell.display in md
             assert (row["n"], row["N"]) == (_csv_num(cell.n), _csv_num(cell.N))
-            assert (row["ci_low"], row["ci_high"]) == (_csv_num(cell.lo), _csv_num(cell.hi))
+            assert (row["ci_low"], row["ci_high"]) == (
+                _csv_num(cell.ci_low),
+                _csv_num(cell.ci_high),
+            )
             assert row["status"] == cell.status and cell.applicable == (
                 row["status"] != "not_applicable"
             )
@@ -208,20 +211,23 @@ def test_delta_cells_name_their_partners_as_computed(project: SimpleNamespace) -
     paired = load(TABLES, "paired")
     labels = [r.label for r in paired.rows]
     assert labels == ["LLM − X − Human − replay"]  # splitting on " − " cannot recover them
-    for _, cell in paired.cells():
-        assert cell.delta_of == ("llmx/zero_shot", "alpha/baseline")
-        assert cell.systems == ("llmx/zero_shot", "alpha/baseline")
-        assert "paired difference llmx/zero_shot − alpha/baseline" in cell.aggregation
-        assert "Holm" in cell.aggregation
+    for row, cell in paired.cells():
+        assert row.delta_of == ("llmx/zero_shot", "alpha/baseline")
+        assert row.systems == ("llmx/zero_shot", "alpha/baseline")
+        assert cell.aggregation == "paired_difference"
+        assert "paired difference llmx/zero_shot − alpha/baseline" in cell.description
+        assert "Holm" in cell.description
     assert set(paired.systems) == {"llmx/zero_shot", "alpha/baseline"}
     t6 = load(TABLES, "table6")
     kinds = {(r.setting, r.kind): r for r in t6.rows}
     delta = kinds[("Δ FS−ZS", "delta")]
-    assert all(c.delta_of == ("llmx/few_shot", "llmx/zero_shot") for c in delta.cells)
-    assert all(c.systems == ("llmx/few_shot",) for c in kinds[("FS", "system")].cells)
+    assert delta.delta_of == ("llmx/few_shot", "llmx/zero_shot")
+    assert {c.aggregation for c in delta.cells} == {"paired_difference"}
+    assert kinds[("FS", "system")].systems == ("llmx/few_shot",)
     t3 = load(TABLES, "table3")
-    assert {c.systems for _, c in t3.cells()} == {("alpha/baseline",), ("llmx/zero_shot",)}
-    assert all(c.delta_of is None for _, c in t3.cells())
+    assert {r.systems for r in t3.rows} == {("alpha/baseline",), ("llmx/zero_shot",)}
+    assert all(r.delta_of is None for r in t3.rows)
+    assert {c.aggregation for _, c in t3.cells()} == {"mean"}
 
 
 def test_run_names_every_input_with_its_hash(project: SimpleNamespace) -> None:
@@ -289,7 +295,7 @@ def test_rebuilding_writes_byte_identical_documents(project: SimpleNamespace) ->
 def test_another_schema_version_is_refused(project: SimpleNamespace) -> None:
     path = Path(TABLES) / "table3.provenance.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     data["schema_version"] = 1
     atomic_write_text(path, json.dumps(data))
     with pytest.raises(DocumentError, match="schema_version 1, but this lecode reads"):
@@ -299,17 +305,17 @@ def test_another_schema_version_is_refused(project: SimpleNamespace) -> None:
 
 
 def test_documents_without_a_spec_name_the_systems_only() -> None:
-    from lecode.report.outputs import ReportSettings, build_documents
+    from lecode.report.outputs import TableOptions, build_documents
     from tests.test_report_tables import _shots
 
     frame, systems = _shots()
-    docs = build_documents(frame, systems, 30, settings=ReportSettings(resamples=100))
+    docs = build_documents(frame, systems, 30, settings=TableOptions(resamples=100))
     paired = docs["paired"]
     assert paired.run is None and paired.spec_digest is None
     assert set(paired.systems) == {"m1/zero_shot", "m2/zero_shot", "m3/mediq"}
     assert paired.systems["m3/mediq"].jobs is None
-    cells = [c for r in paired.rows for c in r.cells if r.label.startswith("MediQ")]
-    assert all(c.delta_of == ("m3/mediq", "m1/zero_shot") for c in cells)
+    rows = [r for r in paired.rows if r.label.startswith("MediQ")]
+    assert rows and all(r.delta_of == ("m3/mediq", "m1/zero_shot") for r in rows)
 
 
 # --------------------------------------------------------------------------- git

@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from lecode.report.demo import make_demo
-from lecode.report.outputs import ReportSettings, write_tables
+from lecode.report.outputs import TableOptions, write_tables
+from tests.support.report_demo import make_demo
 
 PDFLATEX = shutil.which("pdflatex")
 DOCUMENT = r"""\documentclass{article}
@@ -39,7 +39,7 @@ def test_every_latex_table_compiles(tmp_path: Path) -> None:
         train_cases=demo.train,
         test_cases=demo.test,
         paper_numbers=Path(__file__).resolve().parents[1] / "data" / "paper_numbers.csv",
-        settings=ReportSettings(resamples=200, top_marked=6),
+        settings=TableOptions(resamples=200, top_marked=6),
     )
     tex_files = sorted(p for paths in written.values() for p in paths if p.suffix == ".tex")
     assert {p.stem for p in tex_files} >= {"table2", "table3", "table6", "table7", "paired"}

@@ -14,7 +14,7 @@ import polars as pl
 from lecode.metrics.registry import with_tag
 from lecode.report.model import Row, Table
 from lecode.report.results import split_scores, system_cells
-from lecode.report.spec import Metric, System
+from lecode.report.spec import Metric, ReportedSystem
 from lecode.stats import ResamplePlan
 
 #: Columns of the audit table: per-dialogue shares of answers, then the dialogue flag.
@@ -46,7 +46,7 @@ def _interval_note(plan: ResamplePlan) -> str:
 
 def audit_table(
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan,
@@ -58,7 +58,9 @@ def audit_table(
         Row(
             label=s.label,
             group=s.group,
-            cells=system_cells(frames[s.key], AUDIT_METRICS, plan, n_expected, label=s.label),
+            cells=system_cells(
+                frames[s.key], AUDIT_METRICS, plan, n_expected, label=s.label, aggregation="share"
+            ),
             expert=s.expert,
             strategy=s.strategy,
             systems=(s.id,),
@@ -91,7 +93,7 @@ def behaved_ids(audit: pl.DataFrame) -> pl.DataFrame:
 def robustness_table(
     scores: pl.DataFrame,
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan,
@@ -104,13 +106,16 @@ def robustness_table(
     clean = split_scores(kept, systems)
     rows: list[Row] = []
     for s in systems:
-        for frame, setting in ((every[s.key], ALL), (clean[s.key], BEHAVED)):
+        parts = ((every[s.key], ALL, "mean"), (clean[s.key], BEHAVED, "subset_mean"))
+        for frame, setting, aggregation in parts:
             rows.append(
                 Row(
                     label=s.label,
                     group=s.group,
                     setting=setting,
-                    cells=system_cells(frame, metrics, plan, n_expected, label=s.label),
+                    cells=system_cells(
+                        frame, metrics, plan, n_expected, label=s.label, aggregation=aggregation
+                    ),
                     expert=s.expert,
                     strategy=s.strategy,
                     systems=(s.id,),

@@ -22,7 +22,7 @@ import polars as pl
 from lecode.metrics.registry import get
 from lecode.records import Case, Matches
 from lecode.report.results import split_scores
-from lecode.report.spec import Metric, System
+from lecode.report.spec import Metric, ReportedSystem
 from lecode.text import tokenize
 
 #: Default bins of the number of key facts: [lo, next lo), the last open-ended.
@@ -46,7 +46,7 @@ def fact_bins(edges: Sequence[int] | None, values: Iterable[int]) -> list[tuple[
 
 
 def system_means(
-    scores: pl.DataFrame, systems: Sequence[System], metrics: Sequence[Metric]
+    scores: pl.DataFrame, systems: Sequence[ReportedSystem], metrics: Sequence[Metric]
 ) -> pl.DataFrame:
     """Columns ``system``, ``metric``, ``value`` (display scale, null if no data), ``n``."""
     frames = split_scores(scores, systems)
@@ -72,7 +72,7 @@ def system_means(
 
 def complexity_curve(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     *,
     metrics: Sequence[str] = COMPLEXITY_METRICS,
     bins: Sequence[int] | None = FACT_BINS,
@@ -126,7 +126,7 @@ def complexity_curve(
 
 def recall_by_turn(
     matches: Iterable[Matches],
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     *,
     cases: Iterable[Case] | None = None,
     max_turns: int | None = None,

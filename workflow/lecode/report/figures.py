@@ -58,7 +58,7 @@ from lecode.report.fonts import cjk_fonts
 from lecode.report.spec import (
     FEW_SHOT,
     ZERO_SHOT,
-    System,
+    ReportedSystem,
     coerce_systems,
 )
 from lecode.score_io import score_schema
@@ -313,12 +313,12 @@ def figure6(means: pl.DataFrame, order: Sequence[str]) -> Figure | None:
 # --------------------------------------------------------------------------- Figure 7
 
 
-def is_sft(system: System) -> bool:
+def is_sft(system: ReportedSystem) -> bool:
     """True for an SFT variant: a system whose label ends with :data:`SFT_SUFFIX`."""
     return system.label.rstrip().endswith(SFT_SUFFIX)
 
 
-def default_strategy_base(systems: Sequence[System]) -> str | None:
+def default_strategy_base(systems: Sequence[ReportedSystem]) -> str | None:
     """The expert with the most strategies among ``systems`` (the first such one), or None."""
     counts: dict[str, set[str]] = {}
     for s in systems:
@@ -329,7 +329,9 @@ def default_strategy_base(systems: Sequence[System]) -> str | None:
     return next(s.expert for s in systems if len(counts[s.expert]) == best)
 
 
-def strategy_systems(systems: Sequence[System], base: str | None = None) -> list[System]:
+def strategy_systems(
+    systems: Sequence[ReportedSystem], base: str | None = None
+) -> list[ReportedSystem]:
     """Figure 7's rows: the base model's zero-shot row, its few-shot row, then its SFT variants.
 
     ``base`` names the base model's expert (default :func:`default_strategy_base`). The systems
@@ -355,7 +357,7 @@ def strategy_systems(systems: Sequence[System], base: str | None = None) -> list
     return rows
 
 
-def default_strategy_systems(systems: Sequence[System]) -> list[System]:
+def default_strategy_systems(systems: Sequence[ReportedSystem]) -> list[ReportedSystem]:
     """:func:`strategy_systems` of the default base model."""
     return strategy_systems(systems)
 
@@ -483,7 +485,7 @@ def _write_data(frame: pl.DataFrame, path: Path) -> Path:
 def build_figures(
     *,
     scores: pl.DataFrame | None = None,
-    systems: Sequence[System | Mapping[str, Any]] = (),
+    systems: Sequence[ReportedSystem | Mapping[str, Any]] = (),
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     matches: Iterable[Matches] | None = None,
@@ -551,8 +553,8 @@ def build_figures(
 
 
 def _strategy_rows(
-    systems: Sequence[System], labels: Sequence[str] | None, base: str | None
-) -> tuple[list[System], System | None]:
+    systems: Sequence[ReportedSystem], labels: Sequence[str] | None, base: str | None
+) -> tuple[list[ReportedSystem], ReportedSystem | None]:
     """Figure 7's rows and its reference row (see :func:`build_figures`)."""
     if labels is not None:
         rank = {label: i for i, label in enumerate(labels)}

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from lecode.config.sections import ReportSettings
 from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case
@@ -31,7 +32,7 @@ from lecode.report.spec import (
     FEW_SHOT,
     ZERO_SHOT,
     Metric,
-    System,
+    ReportedSystem,
     coerce_systems,
 )
 from lecode.report.tables import (
@@ -45,13 +46,17 @@ from lecode.report.tables import (
     table7,
 )
 from lecode.report.usage import usage_summary
-from lecode.settings import ReportSettings as ConfiguredReport
 from lecode.stats import ResamplePlan
+
+#: ``report:`` settings the tables do not read (Figure 7's base model).
+NOT_FOR_TABLES = frozenset({"strategy_base"})
 
 
 @dataclass(frozen=True)
-class ReportSettings:
-    """Report parameters (``params.yaml: report``), with the paper's defaults."""
+class TableOptions:
+    """How the tables are built and printed: the ``report:`` settings (bootstrap flattened,
+    figure-only settings left out) plus the test level and the ZS/FS strategy names, with the
+    paper's defaults."""
 
     coverage_threshold: float = 0.9
     resamples: int = 10_000
@@ -63,19 +68,20 @@ class ReportSettings:
     few_shot: str = FEW_SHOT
     latex_ci: bool = False
     top_marked: int = 0
-    strategy_base: str | None = None
 
     @classmethod
-    def from_settings(cls, report: ConfiguredReport) -> ReportSettings:
-        """From the typed ``report:`` settings (:class:`lecode.settings.ReportSettings`)."""
+    def from_settings(cls, report: ReportSettings) -> TableOptions:
+        """From the typed ``report:`` settings (:class:`lecode.config.sections.ReportSettings`)."""
         return cls.from_params(report.model_dump(mode="json"))
 
     @classmethod
-    def from_params(cls, report: Mapping[str, Any] | None) -> ReportSettings:
+    def from_params(cls, report: Mapping[str, Any] | None) -> TableOptions:
         """From the ``report:`` mapping of params.yaml (``bootstrap:`` nested or flat)."""
         report = dict(report or {})
         flat = {**report, **dict(report.pop("bootstrap", None) or {})}
         flat.pop("bootstrap", None)
+        for key in NOT_FOR_TABLES:
+            flat.pop(key, None)
         names = {f.name for f in fields(cls)}
         unknown = set(flat) - names
         if unknown:
@@ -88,15 +94,15 @@ class ReportSettings:
 
 def build_tables(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     paper: PaperNumbers | None = None,
     plan: ResamplePlan | None = None,
 ) -> dict[str, Table]:
     """Table 3, the paired table, Tables 6/7 (when any ZS/FS pair) and the paper comparison."""
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     sys_list = coerce_systems(systems)
     plan = plan or settings.plan()
     thr = settings.coverage_threshold
@@ -154,7 +160,7 @@ def build_tables(
 
 def metrics_json(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -176,14 +182,14 @@ def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str,
 
 def build_documents(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     paper_numbers: str | Path | PaperNumbers | None = None,
     usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     provenance: Provenance | None = None,
     audit: pl.DataFrame | None = None,
 ) -> dict[str, TableDocument]:
@@ -195,7 +201,7 @@ def build_documents(
     tables job's (:func:`lecode.provenance.table_provenance`); without one the documents name
     only the systems' labels and groups.
     """
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     sys_list = coerce_systems(systems)
     prov = provenance if provenance is not None else Provenance.bare(sys_list)
     paper = (
@@ -231,7 +237,7 @@ FLAGGED_COLUMN = "flagged_answers"
 
 
 def with_audit_column(
-    summary: pl.DataFrame, audit: pl.DataFrame, systems: Sequence[System]
+    summary: pl.DataFrame, audit: pl.DataFrame, systems: Sequence[ReportedSystem]
 ) -> pl.DataFrame:
     """The usage summary with ``flagged_answers`` (client answers the audit flagged) on the
     client rows, per system and over all systems; null on the other roles' rows."""
@@ -256,9 +262,9 @@ def with_audit_column(
 def audit_documents(
     scores: pl.DataFrame,
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
-    settings: ReportSettings,
+    settings: TableOptions,
     prov: Provenance,
     boot: Mapping[str, Any],
 ) -> dict[str, TableDocument]:
@@ -281,9 +287,9 @@ def audit_documents(
                 if what
                 else "share of the n dialogues none of whose client answers is flagged, ×100"
             )
-            boot_text = c.aggregation.split("; ", 1)[1] if "; " in c.aggregation else ""
-            cells.append(c.model_copy(update={"aggregation": f"{text}; {boot_text}"}))
-        rows.append(r.model_copy(update={"cells": tuple(cells)}))
+            boot_text = c.description.split("; ", 1)[1] if "; " in c.description else ""
+            cells.append(replace(c, description=f"{text}; {boot_text}"))
+        rows.append(r.with_cells(tuple(cells)))
     audit_doc = audit_doc.model_copy(update={"rows": tuple(rows)})
     robust = robustness_table(scores, audit, systems, n_expected, plan=plan)
     return {
@@ -294,7 +300,7 @@ def audit_documents(
 
 def write_tables(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     out_dir: str | Path,
     *,
@@ -302,7 +308,7 @@ def write_tables(
     test_cases: Iterable[Case] | None = None,
     paper_numbers: str | Path | PaperNumbers | None = None,
     usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     metrics_path: str | Path | None = None,
     provenance: Provenance | None = None,
     audit: pl.DataFrame | None = None,
@@ -310,7 +316,7 @@ def write_tables(
     """Write every table under ``out_dir`` (Markdown, CSV, LaTeX and its provenance document,
     all from one :class:`~lecode.report.document.TableDocument`) and the metrics JSON
     (``metrics_path``, default ``<out>/metrics.json``); returns the written paths by table."""
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     out = Path(out_dir)
     sys_list = coerce_systems(systems)
     docs = build_documents(

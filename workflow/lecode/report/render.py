@@ -21,11 +21,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
-from lecode.report.model import Cell, Row, StatsTable, Table
+from lecode.report.model import Cell, Row, StatsTable
 from lecode.report.results import display_value
-from lecode.report.spec import SECTION_TITLES, Metric
+from lecode.report.spec import SECTION_TITLES
 
 MISSING_MD = "—"
 MISSING_TEX = "---"
@@ -41,6 +41,41 @@ SECTION_GROUPS: dict[str, str] = {
 
 CellState = Literal["value", "no_data", "not_applicable"]
 MIN_CASES_FOR_INTERVAL = 2
+
+
+class ColumnLike(Protocol):
+    """A metrics column as the renderers read it (a metric, or a document's column)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def display_header(self) -> str: ...
+    @property
+    def section(self) -> str | None: ...
+
+
+class MetricsTable(Protocol):
+    """A metrics table as the renderers read it: a built :class:`lecode.report.model.Table`
+    or its :class:`lecode.report.document.TableDocument`, whose rows and cells are the same."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[ColumnLike]: ...
+    @property
+    def rows(self) -> Sequence[Row]: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def row_header(self) -> str: ...
+    @property
+    def setting_header(self) -> str: ...
+    @property
+    def has_setting(self) -> bool: ...
+    @property
+    def has_groups(self) -> bool: ...
 
 
 def cell_state(cell: Cell) -> CellState:
@@ -121,11 +156,11 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _leading(table: Table) -> list[str]:
+def _leading(table: MetricsTable) -> list[str]:
     return [table.row_header] + ([table.setting_header] if table.has_setting else [])
 
 
-def row_labels(table: Table) -> list[list[str]]:
+def row_labels(table: MetricsTable) -> list[list[str]]:
     """First columns per row; a label repeated on consecutive rows is shown once."""
     out: list[list[str]] = []
     previous = None
@@ -137,11 +172,11 @@ def row_labels(table: Table) -> list[list[str]]:
     return out
 
 
-def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+def render_markdown(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     lead = _leading(table)
-    header = lead + [m.display_header for m in table.metrics]
+    header = lead + [m.display_header for m in table.columns]
     lines = [f"### {table.title}", "", _md_line(header)]
-    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.metrics)))
+    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
     group = None
     for r, labels in zip(table.rows, row_labels(table), strict=True):
         if table.has_groups and r.group != group:
@@ -205,7 +240,7 @@ def _csv_num(x: float | int | bool | None) -> str:
     return f"{round(x, 6) + 0.0!r}"
 
 
-def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+def render_csv(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     """Long format: one line per (row, metric); values on the display scale, unrounded.
 
     ``ci_low``/``ci_high`` are empty where no interval is shown (fewer than two cases);
@@ -215,7 +250,7 @@ def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in table.rows:
-        for m, c in zip(table.metrics, r.cells, strict=True):
+        for m, c in zip(table.columns, r.cells, strict=True):
             interval = shown_interval(c)
             lo, hi = interval if interval is not None else (None, None)
             w.writerow(
@@ -340,19 +375,19 @@ def _header_level(values: Sequence[str], offset: int) -> list[str]:
     return [" & ".join([""] * offset + cells) + r" \\", " ".join(rules)]
 
 
-def _metric_header(m: Metric) -> str:
+def _metric_header(m: ColumnLike) -> str:
     return latex_text(m.display_header)
 
 
 def render_latex(
-    table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
+    table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
 ) -> str:
     """The table in LaTeX (booktabs). ``top``: also colour each column's ``top`` best values
     blue, as the paper's Table 3 marks its top 6 (needs ``xcolor``); 0: off."""
     lead = _leading(table)
     n_lead = len(lead)
-    ncols = n_lead + len(table.metrics)
-    spec = "l" * n_lead + "r" * len(table.metrics)
+    ncols = n_lead + len(table.columns)
+    spec = "l" * n_lead + "r" * len(table.columns)
     lines = [
         r"% requires \usepackage{booktabs}" + (r" and \usepackage{xcolor}" if top else ""),
         r"\begin{table}[t]",
@@ -363,13 +398,13 @@ def render_latex(
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
     ]
-    sections = [m.section for m in table.metrics]
-    groups = [SECTION_GROUPS.get(s, "") for s in sections]
+    sections = [m.section for m in table.columns]
+    groups = [SECTION_GROUPS.get(s or "", "") for s in sections]
     if len(set(groups)) > 1:
         lines.extend(_header_level(groups, n_lead))
-    lines.extend(_header_level([SECTION_TITLES.get(s, s) for s in sections], n_lead))
+    lines.extend(_header_level([SECTION_TITLES.get(s or "", s or "") for s in sections], n_lead))
     lines.append(
-        " & ".join([latex_text(x) for x in lead] + [_metric_header(m) for m in table.metrics])
+        " & ".join([latex_text(x) for x in lead] + [_metric_header(m) for m in table.columns])
         + r" \\"
     )
     lines.append(r"\midrule")

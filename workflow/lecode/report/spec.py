@@ -33,8 +33,9 @@ def system_key(expert: str, strategy: str) -> str:
 
 
 @dataclass(frozen=True)
-class System:
-    """One evaluated system: an expert model run with one strategy, shown under ``label``."""
+class ReportedSystem:
+    """One evaluated system as the report shows it: an expert model run with one strategy,
+    shown under ``label`` in ``group`` (the settings' systems, or mappings, coerced)."""
 
     expert: str
     strategy: str
@@ -52,8 +53,8 @@ class System:
         return system_key(self.expert, self.strategy)
 
     @classmethod
-    def coerce(cls, value: System | Mapping[str, Any]) -> System:
-        if isinstance(value, System):
+    def coerce(cls, value: ReportedSystem | Mapping[str, Any]) -> ReportedSystem:
+        if isinstance(value, ReportedSystem):
             return value
         allowed = {"expert", "strategy", "label", "group", "paper_label"}
         unknown = set(value) - allowed
@@ -69,9 +70,9 @@ class System:
         )
 
 
-def coerce_systems(systems: Iterable[System | Mapping[str, Any]]) -> list[System]:
-    """Systems as :class:`System`, checking that keys and labels are unique."""
-    out = [System.coerce(s) for s in systems]
+def coerce_systems(systems: Iterable[ReportedSystem | Mapping[str, Any]]) -> list[ReportedSystem]:
+    """Systems as :class:`ReportedSystem`, checking that keys and labels are unique."""
+    out = [ReportedSystem.coerce(s) for s in systems]
     keys = [s.key for s in out]
     labels = [s.label for s in out]
     if len(set(keys)) != len(keys):
@@ -81,10 +82,10 @@ def coerce_systems(systems: Iterable[System | Mapping[str, Any]]) -> list[System
     return out
 
 
-def grouped(systems: Sequence[System]) -> list[tuple[str, list[System]]]:
+def grouped(systems: Sequence[ReportedSystem]) -> list[tuple[str, list[ReportedSystem]]]:
     """Systems by group, groups in order of first appearance, systems in given order."""
     order: list[str] = []
-    by: dict[str, list[System]] = {}
+    by: dict[str, list[ReportedSystem]] = {}
     for s in systems:
         if s.group not in by:
             order.append(s.group)

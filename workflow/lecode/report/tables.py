@@ -33,7 +33,7 @@ from lecode.report.spec import (
     FEW_SHOT,
     ZERO_SHOT,
     Metric,
-    System,
+    ReportedSystem,
 )
 from lecode.stats import ResamplePlan
 
@@ -118,6 +118,10 @@ def table2(
         values=tuple(tuple(col[i] for col in cols) for i in range(4)),
         formats=("{:,.0f}", "{:,.0f}", "{:.2f}", "{:.2f}"),
         notes=tuple(notes),
+        aggregations=tuple(
+            tuple("published" if key.endswith("_paper") else ours for key in column_keys)
+            for ours in ("count", "count", "average", "average")
+        ),
     )
 
 
@@ -125,16 +129,16 @@ def table2(
 
 
 def shot_pairs(
-    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
-) -> list[tuple[System, System]]:
+    systems: Sequence[ReportedSystem], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[tuple[ReportedSystem, ReportedSystem]]:
     """(zero-shot, few-shot) systems of the same expert model, in the zero-shot system's order."""
     fs = {s.expert: s for s in systems if s.strategy == few_shot}
     return [(s, fs[s.expert]) for s in systems if s.strategy == zero_shot and s.expert in fs]
 
 
 def table3_systems(
-    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
-) -> list[System]:
+    systems: Sequence[ReportedSystem], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[ReportedSystem]:
     """Systems shown in Table 3: all but few-shot runs that have a zero-shot partner."""
     paired = {f.key for _, f in shot_pairs(systems, zero_shot=zero_shot, few_shot=few_shot)}
     return [s for s in systems if s.key not in paired]
@@ -142,7 +146,7 @@ def table3_systems(
 
 def system_rows(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
@@ -166,7 +170,7 @@ def system_rows(
 
 def table3(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -205,7 +209,7 @@ def _delta_note(alpha: float) -> str:
 
 def paired_table(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     reference: str | None = None,
@@ -256,7 +260,7 @@ def paired_table(
 
 def shot_table(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     metrics: Sequence[Metric],
     *,
@@ -320,7 +324,7 @@ def shot_table(
 
 def table6(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -347,7 +351,7 @@ def table6(
 
 def table7(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -377,7 +381,7 @@ def table7(
 
 def _offset_cell(ours: Cell, published: float | None) -> Cell:
     if ours.value is None or published is None:
-        return Cell(n=ours.n, N=ours.N)
+        return Cell(n=ours.n, N=ours.N, aggregation="offset")
     lo = None if ours.ci_low is None else ours.ci_low - published
     hi = None if ours.ci_high is None else ours.ci_high - published
     # Without an interval (fewer than two cases) nothing can be said about the difference.
@@ -390,12 +394,13 @@ def _offset_cell(ours: Cell, published: float | None) -> Cell:
         n=ours.n,
         N=ours.N,
         distinguishable=(not inside) if has_interval else None,
+        aggregation="offset",
     )
 
 
 def comparison_table(
     rows: Sequence[Row],
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     paper: PaperNumbers,
     metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
@@ -415,7 +420,9 @@ def comparison_table(
         published = paper.lookup(paper_label(s), setting)
         if row is None or published is None:
             continue
-        pub_cells = tuple(Cell(value=published.get(m.key)) for m in metrics)
+        pub_cells = tuple(
+            Cell(value=published.get(m.key), aggregation="published") for m in metrics
+        )
         ours = row.cells
         offsets = tuple(_offset_cell(o, p.value) for o, p in zip(ours, pub_cells, strict=True))
         parts: list[tuple[tuple[Cell, ...], str, RowKind, tuple[str, str] | None]] = [

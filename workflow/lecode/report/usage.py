@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from lecode.records import Judgement, Matches, Transcript
-from lecode.report.spec import System
+from lecode.report.spec import ReportedSystem
 
 USAGE_FIELDS = (
     "calls",
@@ -71,7 +71,7 @@ ALL_SYSTEMS = "all systems"
 HIDDEN = ("system",)
 
 
-def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFrame:
+def usage_summary(usage: pl.DataFrame, systems: Sequence[ReportedSystem]) -> pl.DataFrame:
     """Sums per system and role, then per role over all systems (label ``all systems``).
 
     Columns: ``system`` (the system's key, empty on the ``all systems`` rows), ``label``,
