@@ -145,7 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _replay(params: Mapping[str, Any]) -> bool:
-    from lecode.llm.runtime import replay_forced
+    from lecode.config.sections import replay_forced
 
     return bool((params.get("llm") or {}).get("replay")) or replay_forced()
 

@@ -16,7 +16,6 @@ request keys, and an adapter published by the workflow must have been trained un
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lecode.config.models import ModelEntry, VLLMEntry, model_entry
+from lecode.config.sections import LLMSettings, SimulationSettings, replay_forced
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.ledger import UsageLedger
@@ -37,16 +37,9 @@ from lecode.llm.vllm import ensure_base_url
 if TYPE_CHECKING:
     from lecode.specs import LLMRuntimeSpec
 
-REPLAY_ENV = "LECODE_REPLAY"
-DEFAULT_STORE = Path("store/responses")
-DEFAULT_SERVERS = Path("store/servers")
+DEFAULT_STORE = Path(LLMSettings().store_dir)
 #: What ``publish_lora`` writes beside a published adapter (the training job's provenance).
 ADAPTER_PROVENANCE = "lecode_provenance.json"
-
-
-def replay_forced(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get(REPLAY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class LLMRuntime:
@@ -74,7 +67,7 @@ class LLMRuntime:
         self.environ = environ
         self.adapters = dict(adapters or {})
         self.limits = EndpointLimits()
-        self.default_max_turns = 10
+        self.default_max_turns = SimulationSettings().max_turns
         self.job = ""
         self._endpoints: dict[str, Endpoint] = {}
 
@@ -128,11 +121,7 @@ class LLMRuntime:
         out = cls.create(
             llm.store_dir,
             replay=llm.replay,
-            retry=RetryPolicy(
-                base_delay=llm.retry.base_delay,
-                rate_limit_delay=llm.retry.rate_limit_delay,
-                max_delay=llm.retry.max_delay,
-            ),
+            retry=RetryPolicy.of(llm.retry),
             ledger_path=ledger_path,
             servers_dir=llm.servers_dir,
             models=runtime.models,
