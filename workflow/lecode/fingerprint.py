@@ -58,45 +58,55 @@ class Analysis:
     discovery: str
 
 
-def _is_bare_string(node: ast.AST) -> bool:
+Imports = list[tuple[int, str, tuple[str, ...]]]
+
+
+def _is_bare_string(node: object) -> bool:
+    """A docstring, or another string statement: it does nothing when run."""
     return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
+        type(node) is ast.Expr
+        and type(node.value) is ast.Constant
         and isinstance(node.value.value, str)
     )
 
 
-def _strip_strings(tree: ast.AST) -> None:
-    """Drop docstrings and other bare string statements (they do nothing when run)."""
-    for node in ast.walk(tree):
-        for name, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                setattr(node, name, [s for s in value if not _is_bare_string(s)])
-
-
-def _dump(node: object, out: list[str]) -> None:
-    """A canonical text of a syntax tree: node types and fields, no positions. Fields that are
-    None or empty are left out, so the text does not depend on fields a newer Python adds."""
-    if isinstance(node, ast.Constant):
+def _dump(node: object, out: list[str], imports: Imports) -> None:
+    """A canonical text of a syntax tree, in one pass: node types and fields, no positions,
+    bare string statements (docstrings) left out. Fields that are None or empty are left out
+    too, so the text does not depend on fields a newer Python adds. Import statements are
+    collected into ``imports`` on the way."""
+    cls = type(node)
+    if cls is ast.Constant:
+        assert isinstance(node, ast.Constant)
         kind = f",{node.kind}" if node.kind else ""
         out.append(f"Constant({type(node.value).__name__}:{node.value!r}{kind})")
-    elif isinstance(node, ast.AST):
-        out.append(type(node).__name__ + "(")
-        for name, value in ast.iter_fields(node):
-            if value is None or (isinstance(value, list) and not value):
+        return
+    if isinstance(node, ast.AST):
+        if cls is ast.Import:
+            assert isinstance(node, ast.Import)
+            imports += [(-1, a.name, ()) for a in node.names]
+        elif cls is ast.ImportFrom:
+            assert isinstance(node, ast.ImportFrom)
+            imports.append((node.level, node.module or "", tuple(a.name for a in node.names)))
+        out.append(cls.__name__ + "(")
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value is None or (type(value) is list and not value):
                 continue
             out.append(name + "=")
-            _dump(value, out)
+            _dump(value, out, imports)
             out.append(",")
         out.append(")")
-    elif isinstance(node, list):
+    elif cls is list:
+        assert isinstance(node, list)
         out.append("[")
         for item in node:
-            _dump(item, out)
-            out.append(",")
+            if not _is_bare_string(item):
+                _dump(item, out, imports)
+                out.append(",")
         out.append("]")
     else:
-        out.append(f"{type(node).__name__}:{node!r}")
+        out.append(f"{cls.__name__}:{node!r}")
 
 
 def _discovery(tree: ast.Module, name: str) -> str:
@@ -128,16 +138,10 @@ def analyse(source: bytes, name: str = "<source>") -> Analysis:
         tree = ast.parse(source, filename=name)
     except SyntaxError as exc:
         raise FingerprintError(f"{name}: cannot be parsed ({exc.msg}, line {exc.lineno})") from None
-    imports: list[tuple[int, str, tuple[str, ...]]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imports += [(-1, a.name, ()) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            imports.append((node.level, node.module or "", tuple(a.name for a in node.names)))
-    discovery = _discovery(tree, name)
-    _strip_strings(tree)
+    imports: Imports = []
     out: list[str] = []
-    _dump(tree, out)
+    _dump(tree, out, imports)
+    discovery = _discovery(tree, name)
     digest = hashlib.sha256("".join(out).encode("utf-8")).hexdigest()
     return Analysis(digest=digest, imports=tuple(imports), discovery=discovery)
 
