@@ -58,13 +58,9 @@ def unmarked_policy(value: object) -> Unmarked:
     return value  # type: ignore[return-value]
 
 
-#: The move a reply kind requires (``any``: a question or advice).
-_EXPECT: dict[str, Literal["any", "question", "advice"]] = {
-    "move": "any",
-    "question": "question",
-    "advice": "advice",
-}
 Expect = Literal["any", "question", "advice"]
+#: The move a reply kind requires (``any``: a question or advice).
+_EXPECT: dict[str, Expect] = {"move": "any", "question": "question", "advice": "advice"}
 
 
 class LLMExpert(LLMRole):
