@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from lecode.metrics.registry import with_tag
-from lecode.report.model import Row, Table
+from lecode.report.model import Aggregation, Row, Table
 from lecode.report.results import split_scores, system_cells
 from lecode.report.spec import Metric, ReportedSystem
 from lecode.stats import ResamplePlan
@@ -106,7 +106,10 @@ def robustness_table(
     clean = split_scores(kept, systems)
     rows: list[Row] = []
     for s in systems:
-        parts = ((every[s.key], ALL, "mean"), (clean[s.key], BEHAVED, "subset_mean"))
+        parts: tuple[tuple[pl.DataFrame, str, Aggregation], ...] = (
+            (every[s.key], ALL, "mean"),
+            (clean[s.key], BEHAVED, "subset_mean"),
+        )
         for frame, setting, aggregation in parts:
             rows.append(
                 Row(
