@@ -205,3 +205,20 @@ def test_a_new_strategy_is_its_templates_and_one_declaration(
     # the package without the new strategy does not know it
     with pytest.raises(LLMConfigError):
         strategies.get("expert", plan_first.NAME)
+
+
+def test_the_simulate_step_covers_the_registry_machinery_but_no_declaration() -> None:
+    """A declaration enters a job's digest through ``identity`` only, so a new one changes no
+    step's code digest; the machinery every strategy runs on is in the step's closure."""
+    from lecode.fingerprint import closure
+
+    modules = set(closure("lecode.steps.simulate"))
+    assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.declarations"} <= (
+        modules
+    )
+    declared = {
+        f"lecode.strategies.{role}.{name}"
+        for role in strategies.ROLES
+        for name in strategies.names(role)
+    }
+    assert not modules & declared
