@@ -9,7 +9,7 @@ documents back through :func:`load` / :func:`load_all` and the same classes.
 
 A document::
 
-    {"schema_version": 2, "table": "table3", "layout": "metrics", "title": ...,
+    {"schema_version": 3, "table": "table3", "layout": "metrics", "title": ...,
      "spec_digest": <TablesSpec digest>,
      "run":     {git, packages, dataset, paper, aggregate, settings},
      "systems": {"<expert>/<strategy>": {system, jobs, roles, files, store, ...}},
