@@ -123,7 +123,8 @@ def simulate_experts(
     wall_started = time.time()
     cpu_started = time.process_time()
     finished: list[float] = []
-    ctx = RoleContext(runtime=rt, options={"max_turns": max_turns})
+    rt.default_max_turns = max_turns  # the LLM experts' budget in this run
+    ctx = RoleContext(runtime=rt)
     client = build_client("mock", cfg, "first_person_dialogue", ctx)
     experts = [build_expert("mock", cfg, s, ctx) for s in strategies]
 

@@ -137,8 +137,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def consult(url: str, store: Path) -> tuple[Transcript, LLMRuntime]:
     case = next(c for c in load_cases(REPO / "data" / "sample" / "sample_testset.jsonl"))
-    rt = LLMRuntime.create(store, retry=RetryPolicy(base_delay=0.5, max_delay=2.0))
-    ctx = RoleContext(runtime=rt, options={"max_turns": 2})
+    rt = LLMRuntime.create(store, retry=RetryPolicy(base_delay=0.5, max_delay=2.0), max_turns=2)
+    ctx = RoleContext(runtime=rt)
     expert = build_expert(
         "human_replay", {"backend": "offline", "agent": "human_replay"}, "baseline", ctx
     )

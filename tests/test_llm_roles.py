@@ -17,8 +17,8 @@ from lecode.dataset import load_cases
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import MockServer
 from lecode.llm.templates import template_paths as template_files
-from lecode.strategies import ROLES, names
 from lecode.records import Case, Transcript, Turn
+from lecode.strategies import ROLES, names
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
@@ -142,7 +142,7 @@ def test_invalid_matcher_and_judge_output_is_reasked_then_missing(
     ts = run(cases[:1], tmp_path, mock.url)
     mock.set_faults({fault: 1.0})
     rt = runtime(tmp_path / "store")
-    ctx = RoleContext(runtime=rt, options={"max_reasks": 2})
+    ctx = RoleContext(runtime=rt)  # matcher and judge re-ask twice
     meter = UsageMeter()
     if role == "judge":
         obj = build_judge("j", model_cfg(mock.url), ctx)

@@ -56,7 +56,8 @@ async def simulate(
     """All cases concurrently through the real consultation loop."""
     from lecode.simulate import simulate_case
 
-    ctx = RoleContext(runtime=rt, options={"max_turns": max_turns})
+    rt.default_max_turns = max_turns  # the LLM experts' budget in this run
+    ctx = RoleContext(runtime=rt)
     expert = build_expert("mock-expert", cfg, strategy, ctx)
     client = build_client("mock-client", cfg, client_strategy, ctx)
     return list(

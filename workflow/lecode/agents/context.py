@@ -8,7 +8,7 @@ so a step's code fingerprint covers only the roles it plays.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lecode.records import Case
@@ -31,14 +31,11 @@ class RoleContext:
     """What role builders may need besides their model entry.
 
     ``train_cases`` feeds the retrieval expert; ``runtime`` carries the LLM layer's shared
-    objects (response store, endpoint limits, replay mode) built once per job; ``options``
-    (set by tests and benchmarks; jobs leave it empty): ``max_turns`` (else the runtime's,
-    from ``simulation.max_turns``), ``max_reasks`` (matcher and judge, 2).
+    objects (response store, endpoint limits, replay mode, the turn budget) built once per job.
     """
 
     train_cases: Sequence[Case] = ()
     runtime: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 def typed_entry(model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelEntry:

@@ -59,13 +59,13 @@ def _llm_expert(
 
     prompts = templates("expert", strategy, ctx)
     llm = endpoint(ctx, model_name, model_cfg)
-    max_turns = ctx.options.get("max_turns", llm_runtime(ctx, model_name).default_max_turns)
+    max_turns = llm_runtime(ctx, model_name).default_max_turns
     return LLMExpert(
         model_name,
         llm,
         prompts,
         strategy=strategy,
-        max_turns=int(max_turns),
+        max_turns=max_turns,
         replicate=replicate,
         threshold=llm.spec.threshold_confidence,
         unmarked=typed_entry(model_name, model_cfg).unmarked,

@@ -27,6 +27,5 @@ def build_judge(
         model_name,
         endpoint(ctx, model_name, model_cfg),
         templates("judge", "default", ctx),
-        max_reasks=int(ctx.options.get("max_reasks", 2)),
         replicate=replicate,
     )

@@ -25,7 +25,6 @@ def build_matcher(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContex
             model_name,
             endpoint(ctx, model_name, model_cfg),
             templates("matcher", "default", ctx),
-            max_reasks=int(ctx.options.get("max_reasks", 2)),
         )
     if agent == "lexical":
         from lecode.agents.lexical_matcher import LexicalMatcher

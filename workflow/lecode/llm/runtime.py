@@ -84,14 +84,16 @@ class LLMRuntime:
         environ: Mapping[str, str] | None = None,
         durable: bool = True,
         adapters: Mapping[str, str] | None = None,
+        max_turns: int | None = None,
     ) -> LLMRuntime:
         """``store_dir``: the response store (default ``store/responses``); ``servers_dir``:
         vLLM state files (default: ``servers`` beside the store); ``models``: the whole
         ``models:`` mapping (lets LoRA entries find their server's model path); ``adapters``:
-        the adapter identity of each entry served as a LoRA adapter."""
+        the adapter identity of each entry served as a LoRA adapter; ``max_turns``: the LLM
+        experts' clarifying questions before advice (default: ``simulation.max_turns``'s)."""
         replay = replay or replay_forced(environ)
         store_dir = Path(store_dir)
-        return cls(
+        runtime = cls(
             ResponseStore(store_dir, durable=durable, readonly=replay),
             replay=replay,
             retry=retry or RetryPolicy(),
@@ -101,6 +103,9 @@ class LLMRuntime:
             environ=environ,
             adapters=adapters,
         )
+        if max_turns is not None:
+            runtime.default_max_turns = max_turns
+        return runtime
 
     @classmethod
     def from_spec(
@@ -127,9 +132,9 @@ class LLMRuntime:
             models=runtime.models,
             environ=environ,
             adapters=runtime.adapters,
+            max_turns=runtime.max_turns,
         )
         out.job = job
-        out.default_max_turns = runtime.max_turns
         return out
 
     def spec(self, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelSpec:
