@@ -62,7 +62,7 @@ class FileRef(Section):
 class Role(Section):
     """A role played by a named model entry (its runtime-only keys do not enter digests).
     ``adapter``: for a vLLM entry served as a LoRA adapter, the adapter's identity
-    (:meth:`lecode.plan.adapters.Adapters.identity`); None otherwise."""
+    (:meth:`lecode.plan.adapters.AdapterPlan.adapter_identity`); None otherwise."""
 
     name: str
     entry: ModelEntry
