@@ -120,6 +120,13 @@ def test_unknown_strategies_and_bad_declarations_are_named() -> None:
             turn=Call("ask", "ask", "question"),
             forced=Call("advise", "advise", "advice"),
         )
+    with pytest.raises(LLMConfigError, match="call 'advise' replies 'move'; it must reply advice"):
+        ExpertStrategy(
+            name="x",
+            templates={"advise": "expert/advise_only", "reask": "expert/reask"},
+            turn=Call("turn", "advise", "move"),
+            forced=Call("advise", "advise", "move"),
+        )
     with pytest.raises(LLMConfigError, match="either a turn call or a gate"):
         ExpertStrategy(
             name="x",

@@ -67,6 +67,19 @@ class ExpertStrategy:
                 f"expert strategy {self.name!r}: calls name template keys {missing} that "
                 f"its templates do not map ({sorted(self.templates)})"
             )
+        expected = [(self.forced, ("advice",)), (self.turn, ("move", "question", "advice"))]
+        if self.gate is not None:
+            expected += [
+                (self.gate.call, ("yes_no", "score")),
+                (self.gate.ask, ("question",)),
+                (self.gate.advise, ("advice",)),
+            ]
+        for call, replies in expected:
+            if call is not None and call.reply not in replies:
+                raise LLMConfigError(
+                    f"expert strategy {self.name!r}: call {call.purpose!r} replies "
+                    f"{call.reply!r}; it must reply {' or '.join(replies)}"
+                )
         if self.opening is not None and self.opening.reply != "text":
             raise LLMConfigError(f"expert strategy {self.name!r}: the opening call replies text")
 
