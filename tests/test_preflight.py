@@ -205,3 +205,21 @@ def test_the_dag_refuses_what_lecode_check_refuses(project: Path, tmp_path: Path
     out = run.stdout + run.stderr
     assert run.returncode != 0
     assert message in out and "Job stats" not in out
+
+
+def test_strategy_names_are_the_declared_ones_and_not_in_the_schema(tmp_path: Path) -> None:
+    from lecode import strategies
+    from lecode.preflight import json_schema
+
+    p = _params(tmp_path)
+    p["client"] = {"model": "fact_lookup", "strategy": "first_person"}
+    with pytest.raises(SettingsError) as info:
+        Settings.parse(p)
+    message = str(info.value)
+    assert "client.strategy: unknown client strategy 'first_person'" in message
+    assert all(n in message for n in strategies.names("client"))
+    schema = json.dumps(json_schema())
+    listed = [f'"{n}"' for n in strategies.names("expert") + strategies.names("client")]
+    # no strategy is enumerated; the one quoted name is the client's default
+    assert [q for q in listed if q in schema] == ['"first_person_dialogue"']
+    assert schema.count('"first_person_dialogue"') == 1
