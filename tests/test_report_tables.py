@@ -16,7 +16,7 @@ import yaml
 from lecode.metrics.registry import get, with_tag
 from lecode.records import Case, RoleUsage, Transcript, Turn, Utterance
 from lecode.report import document
-from lecode.report.model import Cell, Row, Table
+from lecode.report.model import Cell, Row, StatsTable, Table
 from lecode.report.outputs import (
     TableOptions,
     build_documents,
@@ -32,8 +32,6 @@ from lecode.report.render import (
     render_csv,
     render_latex,
     render_markdown,
-    render_stats_latex,
-    render_stats_markdown,
 )
 from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.tables import (
@@ -442,11 +440,16 @@ def _case(cid: str, n_utt: int, n_facts: int) -> Case:
     )
 
 
+def _stats_files(table: StatsTable) -> dict[str, str]:
+    """A statistics table's files, rendered (as the tables job does) from its document."""
+    return document.stats_document(table, document.Provenance()).render()
+
+
 def test_table2() -> None:
     train = [_case("a", 30, 9), _case("b", 20, 10), _case("c", 1000, 8)]
     test = [_case("d", 10, 5)]
     t = table2(train, test)
-    md = render_stats_markdown(t)
+    md = _stats_files(t)["md"]
     assert md.splitlines()[2:8] == [
         "| Dataset | LeCoDe | Train Set | Test Set |",
         "| :-- | --: | --: | --: |",
@@ -455,9 +458,9 @@ def test_table2() -> None:
         "| avg turns per dialogue | 265.00 | 350.00 | 10.00 |",
         "| avg key facts per dialogue | 8.00 | 9.00 | 5.00 |",
     ]
-    tex = render_stats_latex(t)
+    tex = _stats_files(t)["tex"]
     assert r"\# Total turns & 1,060 & 1,050 & 10 \\" in tex
-    empty = render_stats_markdown(table2([], test))
+    empty = _stats_files(table2([], test))["md"]
     assert "| avg turns per dialogue | 10.00 | — | 10.00 |" in empty
 
 
@@ -602,7 +605,7 @@ def test_a_document_renders_exactly_as_its_table() -> None:
         assert as_built == [c for r in table.rows for c in r.cells]
         assert all(c.id and c.display and c.description for _, c in doc.cells())
     stats = table2([_case("a", 4, 2)], [_case("b", 6, 3)], paper)
-    assert document.parse(docs["table2"].dumps()).render()["md"] == render_stats_markdown(stats)
+    assert document.parse(docs["table2"].dumps()).render() == _stats_files(stats)
     kinds = {(r.key, c.column.endswith("_paper"), c.aggregation) for r, c in docs["table2"].cells()}
     assert {(k, paper) for k, paper, how in kinds if how == "published"} == {
         (k, True) for k in ("dialogues", "turns", "avg_turns", "avg_facts")
@@ -684,5 +687,5 @@ def test_table2_sets_the_papers_columns_beside_ours() -> None:
     assert t.values[row["dialogues"]][col["total_paper"]] == 3696
     assert t.values[row["avg_facts"]][col["test_paper"]] == pytest.approx(9.01)
     assert t.values[row["dialogues"]][col["total"]] == 2  # ours beside it
-    md = render_stats_markdown(t)
+    md = _stats_files(t)["md"]
     assert "3,696" in md and "LeCoDe (paper)" in md

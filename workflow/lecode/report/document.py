@@ -237,42 +237,6 @@ class TableDocument(_Model):
     def has_groups(self) -> bool:
         return any(r.group for r in self.rows)
 
-    def to_stats_table(self) -> StatsTable:
-        if self.layout != "stats":
-            raise ValueError(f"{self.table} is a {self.layout} table")
-        nan = float("nan")
-        return StatsTable(
-            name=self.table,
-            title=self.title,
-            columns=tuple(c.header for c in self.columns),
-            column_keys=tuple(c.key for c in self.columns),
-            rows=tuple(r.label for r in self.rows),
-            keys=tuple(r.key for r in self.rows),
-            values=tuple(
-                tuple(nan if c.value is None else float(c.value) for c in r.cells)
-                for r in self.rows
-            ),
-            formats=tuple(r.format or "{}" for r in self.rows),
-            notes=self.notes,
-            row_header=self.row_header,
-        )
-
-    def to_usage_frame(self) -> pl.DataFrame:
-        from lecode.report.usage import USAGE_SCHEMA
-
-        if self.layout != "usage":
-            raise ValueError(f"{self.table} is a {self.layout} table")
-        schema: dict[str, Any] = {"label": pl.Utf8, "role": pl.Utf8, "dialogues": pl.Int64}
-        # counts beyond the ledger's (the audit's flagged_answers) are integers too
-        schema.update(
-            {c.key: USAGE_SCHEMA.get(c.key, pl.Int64) for c in self.columns if c.key != "dialogues"}
-        )
-        data = [
-            {"label": r.label, "role": r.setting, **{c.column: c.value for c in r.cells}}
-            for r in self.rows
-        ]
-        return pl.DataFrame(data, schema=schema, orient="row")
-
     def render(self, *, latex_ci: bool = False, top: int = 0) -> dict[str, str]:
         """``{extension: text}`` of the table's Markdown, CSV and (but usage) LaTeX."""
         from lecode.report import render
@@ -287,14 +251,12 @@ class TableDocument(_Model):
                 "tex": render.render_latex(self, threshold=thr, ci=latex_ci, top=top),
             }
         if self.layout == "stats":
-            s = self.to_stats_table()
             return {
-                "md": render.render_stats_markdown(s),
-                "csv": render.render_stats_csv(s),
-                "tex": render.render_stats_latex(s),
+                "md": render.render_plain_markdown(self),
+                "csv": render.render_stats_csv(self),
+                "tex": render.render_stats_latex(self),
             }
-        frame = self.to_usage_frame()
-        return {"md": render_usage_markdown(frame), "csv": render_usage_csv(frame)}
+        return {"md": render_usage_markdown(self), "csv": render_usage_csv(self)}
 
     def dumps(self) -> str:
         data = self.model_dump(mode="json")

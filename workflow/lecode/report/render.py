@@ -23,7 +23,7 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol
 
-from lecode.report.model import Cell, Row, StatsTable
+from lecode.report.model import Cell, Row
 from lecode.report.results import display_value
 from lecode.report.spec import SECTION_TITLES
 
@@ -52,6 +52,26 @@ class ColumnLike(Protocol):
     def display_header(self) -> str: ...
     @property
     def section(self) -> str | None: ...
+
+
+class PlainTable(Protocol):
+    """A table document of statistics or usage as the renderers read it
+    (:class:`lecode.report.document.TableDocument`): each cell's ``display`` as printed."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[ColumnLike]: ...
+    @property
+    def rows(self) -> Sequence[Row]: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def row_header(self) -> str: ...
+    @property
+    def setting_header(self) -> str: ...
 
 
 class MetricsTable(Protocol):
@@ -190,11 +210,16 @@ def render_markdown(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD
     return "\n".join(lines) + "\n"
 
 
-def render_stats_markdown(table: StatsTable) -> str:
-    lines = [f"### {table.title}", "", _md_line([table.row_header, *table.columns])]
-    lines.append(_md_line([":--"] + ["--:"] * len(table.columns)))
-    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        lines.append(_md_line([name] + [fmt_stat(fmt, v) for v in values]))
+def render_plain_markdown(table: PlainTable) -> str:
+    """A statistics table (Table 2, noise, sentinel) as Markdown: each cell as its document
+    prints it."""
+    lead = [table.row_header] + ([table.setting_header] if table.setting_header else [])
+    lines = [f"### {table.title}", ""]
+    lines.append(_md_line([*lead, *(c.display_header for c in table.columns)]))
+    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
+    for r in table.rows:
+        labels = [r.label] + ([r.setting] if table.setting_header else [])
+        lines.append(_md_line([*labels, *(c.display for c in r.cells)]))
     if table.notes:
         lines.append("")
         lines.extend(f"- {note}" for note in table.notes)
@@ -279,12 +304,13 @@ def render_csv(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> 
     return buf.getvalue()
 
 
-def render_stats_csv(table: StatsTable) -> str:
+def render_stats_csv(table: PlainTable) -> str:
+    """A statistics table as CSV: one line per statistic, unrounded, empty where missing."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["statistic", "name", *table.column_keys])
-    for key, name, values in zip(table.keys, table.rows, table.values, strict=True):
-        w.writerow([key, name, *(_csv_num(v) if v == v else "" for v in values)])
+    w.writerow(["statistic", "name", *(c.key for c in table.columns)])
+    for r in table.rows:
+        w.writerow([r.key, r.label, *(_csv_num(c.value) for c in r.cells)])
     return buf.getvalue()
 
 
@@ -429,7 +455,7 @@ def render_latex(
     return "\n".join(lines) + "\n"
 
 
-def render_stats_latex(table: StatsTable) -> str:
+def render_stats_latex(table: PlainTable) -> str:
     lines = [
         r"% requires \usepackage{booktabs}",
         r"\begin{table}[t]",
@@ -438,12 +464,15 @@ def render_stats_latex(table: StatsTable) -> str:
         rf"\label{{tab:{table.name}}}",
         r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
         r"\toprule",
-        " & ".join([latex_text(table.row_header), *(latex_text(c) for c in table.columns)])
+        " & ".join(
+            [latex_text(table.row_header), *(latex_text(c.display_header) for c in table.columns)]
+        )
         + r" \\",
         r"\midrule",
     ]
-    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        cells = [MISSING_TEX if v != v else fmt.format(v) for v in values]
-        lines.append(" & ".join([latex_text(name), *cells]) + r" \\")
+    for r in table.rows:
+        fmt = r.format or "{}"
+        cells = [MISSING_TEX if c.value is None else fmt.format(float(c.value)) for c in r.cells]
+        lines.append(" & ".join([latex_text(r.label), *cells]) + r" \\")
     lines.extend([r"\bottomrule", r"\end{tabular}", r"\end{table}"])
     return "\n".join(lines) + "\n"

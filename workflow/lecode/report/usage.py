@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from lecode.records import Judgement, Matches, Transcript
+from lecode.report.render import PlainTable
 from lecode.report.spec import ReportedSystem
 
 USAGE_FIELDS = (
@@ -130,28 +131,34 @@ def usage_text(column: str, value: object) -> str:
     return str(value)
 
 
-def render_usage_markdown(summary: pl.DataFrame) -> str:
-    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
-    cols = list(summary.columns)
+def render_usage_markdown(table: PlainTable) -> str:
+    """The usage table as Markdown: label, role and each cell as its document prints it."""
+    cols = [table.row_header, table.setting_header, *(c.key for c in table.columns)]
     lines = [
-        "### Usage and cost per role",
+        f"### {table.title}",
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
     ]
-    for row in summary.iter_rows(named=True):
-        lines.append("| " + " | ".join(usage_text(c, row[c]) for c in cols) + " |")
+    for r in table.rows:
+        lines.append("| " + " | ".join([r.label, r.setting, *(c.display for c in r.cells)]) + " |")
     lines.append("")
-    lines.append("- cost in the price units of the endpoint configuration")
-    lines.append("- dialogues = distinct (system, case) pairs")
+    lines.extend(f"- {note}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
-def render_usage_csv(summary: pl.DataFrame) -> str:
-    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
+def render_usage_csv(table: PlainTable) -> str:
+    """The usage table as CSV: label, role and the sums, costs to 6 decimals."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(summary.columns)
-    for row in summary.iter_rows():
-        w.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
+    w.writerow([table.row_header, table.setting_header, *(c.key for c in table.columns)])
+    for r in table.rows:
+        values = [c.value for c in r.cells]
+        w.writerow(
+            [
+                r.label,
+                r.setting,
+                *("" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in values),
+            ]
+        )
     return buf.getvalue()
