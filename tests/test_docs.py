@@ -59,9 +59,29 @@ def split_code(text: str) -> tuple[list[str], list[str]]:
     for line in text.splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
+            prose.append("")  # a fence ends the paragraph around it
             continue
         (code if in_fence else prose).append(line)
     return prose, code
+
+
+def paragraphs(prose: list[str]) -> list[str]:
+    """Prose lines joined into paragraphs (a code span or link may continue on the next line)."""
+    out: list[str] = []
+    current: list[str] = []
+    for line in [*prose, ""]:
+        if line.strip():
+            current.append(line.strip())
+        elif current:
+            out.append(" ".join(current))
+            current = []
+    return out
+
+
+def code_spans(text: str) -> list[str]:
+    """The content of every code span in the prose of ``text``."""
+    prose, _ = split_code(text)
+    return [m.group(2) for para in paragraphs(prose) for m in CODE_SPAN.finditer(para)]
 
 
 def slug(heading: str) -> str:
@@ -92,10 +112,9 @@ def anchors(page: Path) -> set[str]:
 def links(text: str) -> Iterator[str]:
     """Link targets in prose (not in code blocks or code spans)."""
     prose, _ = split_code(text)
-    for line in prose:
+    for para in paragraphs(prose):
         # code spans inside link text keep the link: drop only their content
-        bare = CODE_SPAN.sub("", line)
-        yield from LINK.findall(bare)
+        yield from LINK.findall(CODE_SPAN.sub("", para))
 
 
 def link_problems(page: Path, root: Path = REPO) -> list[str]:
@@ -132,8 +151,8 @@ def makefile_targets(makefile: Path) -> set[str]:
 def named_make_targets(text: str) -> Iterator[str]:
     """Targets of every ``make ...`` command in code (blocks and spans): the words after
     ``make`` up to the first variable assignment, option or comment."""
-    prose, code = split_code(text)
-    spans = [m.group(2) for line in prose for m in CODE_SPAN.finditer(line)]
+    _, code = split_code(text)
+    spans = code_spans(text)
     for line in code + spans:
         for m in MAKE.finditer(line):
             for word in m.group(1).split():
@@ -145,8 +164,8 @@ def named_make_targets(text: str) -> Iterator[str]:
 def repository_paths(text: str) -> Iterator[str]:
     """Paths under the repository's folders named in code spans and code blocks,
     placeholders such as ``<step>`` or ``NNN`` excluded."""
-    prose, code = split_code(text)
-    spans = [m.group(2) for line in prose for m in CODE_SPAN.finditer(line)]
+    _, code = split_code(text)
+    spans = code_spans(text)
     for chunk in spans + code:
         for word in chunk.split():
             path = word.strip("()[],;:'\"")
@@ -156,8 +175,8 @@ def repository_paths(text: str) -> Iterator[str]:
 
 def named_lecode_commands(text: str) -> Iterator[str]:
     """Subcommands of every ``lecode ...`` command in code (blocks and spans)."""
-    prose, code = split_code(text)
-    spans = [m.group(2) for line in prose for m in CODE_SPAN.finditer(line)]
+    _, code = split_code(text)
+    spans = code_spans(text)
     for line in code + spans:
         yield from LECODE.findall(line)
 
@@ -187,8 +206,7 @@ def reference_problems(page: Path, root: Path = REPO) -> list[str]:
         if ref not in USER_PATHS and not (root / ref).exists()
     ]
     # a YAML file named on its own (`paper.yaml`) is a configuration or a root file
-    prose, _ = split_code(text)
-    bare = {m.group(2) for line in prose for m in CODE_SPAN.finditer(line)}
+    bare = set(code_spans(text))
     problems += [
         f"{name}: `{ref}` is neither in configs/ nor at the repository root"
         for ref in sorted(r for r in bare if BARE_YAML.fullmatch(r))
@@ -282,6 +300,8 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
         "`paper.yaml` (in configs/), `params.yml` and `x.yaml` (nowhere)\n"
         "`make all_tables REPLAY=0`, `make env test`, to make sure, `[not](a/link.md)`\n"
         "`configs/` `tests/gone.py` `workflow/rules/<rule>.smk` `data/lecode/`\n"
+        "a command cut by the line's end, `make all_tables\nnolonger`, and a [link cut by\n"
+        "it](docs/cut.md)\n"
         "```bash\nmake nosuch  # comment\n[also not](b/link.md)\n```\n",
         encoding="utf-8",
     )
@@ -289,6 +309,7 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
         "README.md: link 'docs/missing.md': docs/missing.md does not exist",
         "README.md: link 'docs/page.md#three-words': page.md has no heading with anchor "
         "#three-words",
+        "README.md: link 'docs/cut.md': docs/cut.md does not exist",
     ]
     assert reference_problems(readme, tmp_path) == [
         "README.md: configs/paper-zero-shot.yaml does not exist",
@@ -296,6 +317,7 @@ def test_broken_links_names_and_targets_are_reported(tmp_path: Path) -> None:
         "README.md: `tests/gone.py` does not exist",
         "README.md: `params.yml` is neither in configs/ nor at the repository root",
         "README.md: `x.yaml` is neither in configs/ nor at the repository root",
+        "README.md: `make nolonger` is not a target of the Makefile",
         "README.md: `make nosuch` is not a target of the Makefile",
     ]
     assert makefile_targets(tmp_path / "Makefile") == {"all_tables", "test", "env"}
