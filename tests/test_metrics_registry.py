@@ -253,3 +253,13 @@ def test_what_each_need_requires() -> None:
         full, transcript=full.transcript.model_copy(update={"stop_reason": "error"})
     )
     assert not any(failed.meets(n) for n in ("dialogue", "matches", "advice", "judgement"))
+
+
+def test_what_a_run_without_judge_or_bertscore_does_not_compute() -> None:
+    judge = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+    assert registry.not_computed(judge=False, bertscore=True) == judge
+    assert registry.not_computed(judge=True, bertscore=False) == (
+        "bertscore_f1",
+        "bertscore_truncated",
+    )
+    assert registry.not_computed(judge=True, bertscore=True) == ()

@@ -83,6 +83,16 @@ def with_tag(tag: str) -> tuple[MetricDeclaration, ...]:
     return tuple(m for m in METRICS if tag in m.tags)
 
 
+def not_computed(*, judge: bool, bertscore: bool) -> tuple[str, ...]:
+    """Keys of the metrics a run does not compute, in registry order: those that need a
+    judgement when no judge is configured, those of the BERTScore model when it is off."""
+    return tuple(
+        m.key
+        for m in METRICS
+        if (not judge and m.need == "judgement") or (not bertscore and m.uses_model)
+    )
+
+
 def scale_note(metrics: Sequence[Metric]) -> str:
     """How the values of ``metrics`` are shown, for a table's notes: headers grouped by their
     display scale, largest first, with the raw range a declaration names, e.g.

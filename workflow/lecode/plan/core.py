@@ -11,7 +11,7 @@ from lecode.config.experiment import Settings
 from lecode.config.models import ModelEntry, VLLMEntry
 from lecode.config.roles import System
 from lecode.fingerprint import digest_files, step_code
-from lecode.records import JUDGE_FIELDS
+from lecode.metrics.registry import not_computed
 from lecode.shards import shard_name
 from lecode.specs import (
     AggregateSpec,
@@ -353,9 +353,4 @@ class CorePlan:
     def tables_not_applicable(self) -> tuple[str, ...]:
         """Score columns this run does not compute (no judge, BERTScore off): shown as "—"."""
         s = self.settings
-        out: list[str] = []
-        if s.judge is None:
-            out += list(JUDGE_FIELDS)
-        if not s.metrics.bertscore.enabled:
-            out += ["bertscore_f1", "bertscore_truncated"]
-        return tuple(out)
+        return not_computed(judge=s.judge is not None, bertscore=s.metrics.bertscore.enabled)
