@@ -14,7 +14,6 @@ import polars as pl
 
 from lecode.noise import (
     FACTORS,
-    JUDGE_METRICS,
     decompose,
     min_detectable_difference,
     pool,
@@ -99,7 +98,7 @@ def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
                 if cols:
                     by_factor[f] = np.column_stack([column(base, m.key), *cols])
                     n_runs = max(n_runs, len(cols) + 1)
-            comp = decompose(column(base, m.key), by_factor, judge_metric=m.key in JUDGE_METRICS)
+            comp = decompose(column(base, m.key), by_factor, judge_metric=m.need == "judgement")
             system[m.key] = comp.as_dict()
             pooled_parts[m.key].append(comp)
         per_system[f"{expert}/{strategy}"] = system
