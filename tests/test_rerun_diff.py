@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,10 @@ def git(repo: Path, *args: str) -> None:
     )
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The project with an LLM expert, committed; the working directory of the test."""
-    (tmp_path / "proj").mkdir()
-    root = copy_project(tmp_path / "proj")
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project with an LLM expert, committed to a throwaway repository."""
+    root = copy_project(tmp_path_factory.mktemp("proj"))
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     params["models"]["llm"] = dict(LLM_ENTRY)
     params["experts"].append({"model": "llm", "strategy": "zero_shot"})
@@ -46,8 +46,16 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
-    monkeypatch.chdir(root)
     return root
+
+
+@pytest.fixture
+def repo(committed: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The committed project as the working directory; the test's edits are undone after."""
+    monkeypatch.chdir(committed)
+    yield committed
+    git(committed, "checkout", "-q", "--", ".")
+    git(committed, "clean", "-fdq")
 
 
 def plan_diff(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
