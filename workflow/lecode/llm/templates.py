@@ -20,8 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from lecode.llm.errors import LLMConfigError
-
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+from lecode.paths import PROMPTS_DIR
 
 #: The scoring roles' templates (one strategy each); expert and client strategies declare
 #: theirs in :mod:`lecode.strategies`.

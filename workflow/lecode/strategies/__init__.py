@@ -92,7 +92,7 @@ def identity(role: str, name: str) -> dict[str, str]:
     digest}`` of every prompt template it reads, and ``{"strategy/<role>/<name>": digest}`` of
     its declaration module's code (normalised: comments and docstrings do not count)."""
     from lecode.fingerprint import code_digest, digest_files
-    from lecode.llm.templates import PROMPTS_DIR
+    from lecode.paths import PROMPTS_DIR
 
     declared = get(role, name)
     base = PROMPTS_DIR.resolve()
