@@ -180,7 +180,7 @@ def _fingerprint_of(tree: fp.CodeTree, rel: str) -> str | None:
 def changed_files(ref: fp.CodeTree, now: fp.CodeTree) -> tuple[list[str], list[str]]:
     """(files whose fingerprint differs, files that differ only in comments, docstrings or
     layout), relative to ``workflow/``."""
-    rels = set()
+    rels: set[str] = set()
     for d in TRACKED_DIRS:
         for tree in (ref, now):
             base = tree.root / d
@@ -189,7 +189,8 @@ def changed_files(ref: fp.CodeTree, now: fp.CodeTree) -> tuple[list[str], list[s
                 for p in base.rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts
             }
-    changed, cosmetic = [], []
+    changed: list[str] = []
+    cosmetic: list[str] = []
     for rel in sorted(rels):
         if ref.read(rel) == now.read(rel):
             continue
