@@ -88,4 +88,7 @@ def test_nested_sections_drop_their_runtime_only_fields() -> None:
 def test_steps_do_not_import_the_checks() -> None:
     modules = closure("lecode.steps.simulate")
     assert "lecode.config.models" in modules
-    assert not {"lecode.preflight", "lecode.settings", "lecode.config.experiment"} & set(modules)
+    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment"}
+    assert not checks & set(modules)
+    # strategy names are checked with the experiment: a job digests only the strategy it runs
+    assert "lecode.strategies" not in closure("lecode.steps.shard_dataset")

@@ -6,7 +6,7 @@ from there, so a step's code fingerprint never covers the checks.
 """
 
 from lecode.config.base import IDENTITY, RUNTIME_ONLY, SettingsError, identity
-from lecode.config.experiment import Settings, deep_merge, format_errors
+from lecode.config.experiment import Settings, deep_merge, format_errors, strategy_names
 from lecode.config.models import (
     OFFLINE_ROLES,
     FactLookup,
@@ -25,7 +25,6 @@ from lecode.config.roles import (
     EvaluatorRole,
     ExpertRole,
     System,
-    strategy_names,
 )
 from lecode.config.sections import (
     REPLAY_ENV,

@@ -171,6 +171,32 @@ def _setting_path(loc: tuple[Any, ...], data: Any) -> list[str]:
     return out
 
 
+def strategy_names(role: str) -> tuple[str, ...]:
+    """The declared LLM strategies of ``role`` (``expert`` or ``client``), by file name."""
+    from lecode import strategies
+
+    return strategies.names(role)
+
+
+def _strategy_problems(s: Settings) -> Iterable[str]:
+    """Every strategy named is declared (offline experts play ``baseline``)."""
+    expert = (BASELINE, *strategy_names("expert"))
+    client = strategy_names("client")
+
+    def unknown(where: str, role: str, name: str, known: tuple[str, ...]) -> str:
+        return f"{where}: unknown {role} strategy {name!r}; declared: {', '.join(known)}"
+
+    for i, e in enumerate(s.experts):
+        if e.strategy not in expert:
+            yield unknown(f"experts[{i}].strategy", "expert", e.strategy, expert)
+    if s.client.strategy not in client:
+        yield unknown("client.strategy", "client", s.client.strategy, client)
+    for i, c in enumerate(s.reliability.clients):
+        for k, name in enumerate(c.strategies):
+            if name not in client:
+                yield unknown(f"reliability.clients[{i}].strategies[{k}]", "client", name, client)
+
+
 def _semantic_problems(s: Settings) -> Iterable[str]:
     """What a schema cannot say: every role names a model that can play it, labels unique."""
 
@@ -181,7 +207,9 @@ def _semantic_problems(s: Settings) -> Iterable[str]:
             return None
         return s.models[name]
 
-    problems: list[str] = []
+    problems: list[str] = list(_strategy_problems(s))
+    if problems:  # the checks below assume declared strategies
+        return problems
     seen: dict[tuple[str, str], int] = {}
     for i, e in enumerate(s.experts):
         m = entry(f"experts[{i}].model", e.model)

@@ -1,41 +1,23 @@
 """Who plays each role (``experts:``, ``client:``, ``matcher:``, ``judge:``) and the table rows
-they make. Strategy names are checked against the declared strategies
-(:func:`strategy_names`), never listed in a type, so the schema does not enumerate them."""
+they make."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
-from lecode import strategies
 from lecode.config.base import RUNTIME_ONLY, Name, Section
 
 #: What an offline expert plays (it has no strategy of its own).
 BASELINE = "baseline"
 
 
-def strategy_names(role: str) -> tuple[str, ...]:
-    """The declared LLM strategies of ``role`` (``expert`` or ``client``), by file name."""
-    return strategies.names(role)
-
-
-def _expert_strategy(name: str) -> str:
-    known = (BASELINE, *strategy_names("expert"))
-    if name not in known:
-        raise ValueError(f"unknown expert strategy {name!r}; declared: {', '.join(known)}")
-    return name
-
-
-def _client_strategy(name: str) -> str:
-    known = strategy_names("client")
-    if name not in known:
-        raise ValueError(f"unknown client strategy {name!r}; declared: {', '.join(known)}")
-    return name
-
-
-ExpertStrategy = Annotated[str, AfterValidator(_expert_strategy)]
-ClientStrategy = Annotated[str, AfterValidator(_client_strategy)]
+#: An expert or client strategy: a declared name (:mod:`lecode.strategies`), checked with the
+#: rest of the experiment (:mod:`lecode.config.experiment`), so job specs do not depend on the
+#: strategy registry and the schema does not enumerate the names.
+ExpertStrategy = str
+ClientStrategy = str
 
 
 class ExpertRole(Section):

@@ -6,8 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from lecode import paths
-from lecode.config.experiment import Settings
-from lecode.config.roles import strategy_names
+from lecode.config.experiment import Settings, strategy_names
 from lecode.config.sections import ReliabilityClient
 from lecode.fingerprint import step_code
 from lecode.plan.core import prompt_hashes, template_hashes
