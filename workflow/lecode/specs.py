@@ -28,7 +28,9 @@ from lecode.config.sections import (
     LLMSettings,
     ReportSettings,
     RougeSettings,
+    SFTSettings,
     SFTTrainSettings,
+    SimulationSettings,
 )
 
 SPEC_VERSION = 1
@@ -79,7 +81,7 @@ class LLMRuntimeSpec(Section):
 
     llm: LLMSettings = LLMSettings()
     models: dict[str, ModelEntry] = {}
-    max_turns: int = 10
+    max_turns: int = SimulationSettings.model_fields["max_turns"].default
     #: adapter identity of each entry served as a LoRA adapter (enters its request keys)
     adapters: dict[str, str] = {}
 
@@ -220,7 +222,7 @@ class SFTDataSpec(JobSpec):
     max_turns: int
     writer: Role | None = None
     matcher: Role | None = None
-    max_leak: float = 0.8
+    max_leak: float = SFTSettings.model_fields["max_leak"].default
     templates: dict[str, str] = {}
     runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
