@@ -271,7 +271,7 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
     # the command: forecasts from `lecode forecast`, twice with --watch
     from lecode.status import system_forecasts
 
-    fc = system_forecasts(Settings.load(*params).model_dump(mode="json"))
+    fc = system_forecasts(Settings.load(*params))
     assert fc[("gpt", "zero_shot")] > 0 and fc[("replay", "baseline")] > 0  # client calls
     assert main(["status", "--params", "params.yaml", "--watch", "0.01", "--times", "2"]) == 0
     shown = capsys.readouterr().out

@@ -118,7 +118,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     from lecode.status import Reader, collect, render, system_forecasts
 
     settings = Settings.load(args.params[0], *args.params[1:])
-    forecasts = system_forecasts(settings.model_dump(mode="json"))  # once, also with --watch
+    forecasts = system_forecasts(settings)  # once, also with --watch
     reader = Reader()
     shown = 0
     while True:

@@ -101,11 +101,12 @@ def serve_stop_report(params: Mapping[str, Any]) -> list[str]:
 
 
 def cmd_forecast(args: argparse.Namespace) -> int:
+    from lecode.config.experiment import Settings
     from lecode.llm.forecast import forecast
 
-    params = _load_params(args.params)
+    settings = Settings.load(args.params[0], *args.params[1:])
     fc = forecast(
-        params, questions=args.questions, tokens_per_char=args.tokens_per_char, cases=args.cases
+        settings, questions=args.questions, tokens_per_char=args.tokens_per_char, cases=args.cases
     )
     if args.json:
         print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))

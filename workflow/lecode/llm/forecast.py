@@ -11,13 +11,16 @@ forecast is an upper bound for a rerun.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lecode import strategies
+from lecode.config.experiment import Settings
+from lecode.config.models import OpenAIEntry, VLLMEntry
+from lecode.config.roles import ExpertRole
 from lecode.dataset import load_cases
-from lecode.llm.spec import ModelSpec, is_llm_entry
+from lecode.llm.spec import ModelSpec
 from lecode.llm.templates import PromptTemplate, load_strategy
 from lecode.records import Case
 from lecode.shards import select
@@ -111,40 +114,40 @@ def _dialogue(case: Case, k: int) -> str:
 
 
 def forecast(
-    params: Mapping[str, Any],
+    settings: Settings,
     *,
     questions: int | None = None,
     tokens_per_char: float = 0.75,
     cases: int | None = None,
+    experts: Sequence[ExpertRole] | None = None,
 ) -> Forecast:
     """Calls, tokens and cost per role and model. ``cases``: forecast that many dialogues,
-    cycling through the configured test cases (their lengths stand for the real set's)."""
-    models = params["models"]
-    sim = params.get("simulation") or {}
-    max_turns = int(sim.get("max_turns", 10))
+    cycling through the configured test cases (their lengths stand for the real set's);
+    ``experts``: only these (default: every configured expert)."""
+    models = settings.models
+    max_turns = settings.simulation.max_turns
     q = max_turns if questions is None else min(questions, max_turns)
-    chosen = select(load_cases(params["dataset"]["test"]), params["dataset"].get("limit"))
+    chosen = select(load_cases(settings.dataset.test), settings.dataset.limit)
     if cases is not None and chosen:
         chosen = [chosen[i % len(chosen)] for i in range(cases)]
     fc = Forecast(len(chosen), q, tokens_per_char)
 
     def spec_of(name: str) -> ModelSpec | None:
-        cfg = models[name]
-        return ModelSpec.from_config(name, cfg) if is_llm_entry(cfg) else None
+        entry = models[name]
+        return ModelSpec.of(name, entry) if isinstance(entry, (OpenAIEntry, VLLMEntry)) else None
 
-    client_cfg = params.get("client") or {}
-    client_spec = spec_of(client_cfg["model"]) if client_cfg else None
+    client_spec = spec_of(settings.client.model)
     client_calls: list[tuple[Call, PromptTemplate]] = []
     if client_spec is not None:
-        client_t = load_strategy("client", client_cfg["strategy"])
-        declared = strategies.client_strategy(client_cfg["strategy"])
+        client_t = load_strategy("client", settings.client.strategy)
+        declared = strategies.client_strategy(settings.client.strategy)
         client_calls = [(c, client_t[c.template]) for c in declared.question_calls()]
-    for expert in params.get("experts") or []:
-        spec = spec_of(expert["model"])
+    for expert in settings.experts if experts is None else experts:
+        spec = spec_of(expert.model)
         for case in chosen:
             facts = "\n".join(case.facts)
             if spec is not None:
-                _expert_calls(fc, spec, expert["strategy"], case, q, max_turns)
+                _expert_calls(fc, spec, expert.strategy, case, q, max_turns)
             if client_spec is not None:
                 for k in range(q):
                     for _, template in client_calls:
@@ -159,7 +162,7 @@ def forecast(
                             ),
                             ANSWER_CHARS,
                         )
-            _scoring_calls(fc, params, case, q, spec_of)
+            _scoring_calls(fc, settings, case, q, spec_of)
     return fc
 
 
@@ -223,22 +226,19 @@ def _call_chars(t: Mapping[str, PromptTemplate], call: Call, values: dict[str, A
 
 def _scoring_calls(
     fc: Forecast,
-    params: Mapping[str, Any],
+    settings: Settings,
     case: Case,
     q: int,
-    spec_of: Any,
+    spec_of: Callable[[str], ModelSpec | None],
 ) -> None:
-    matcher = params.get("matcher")
-    if matcher:
-        spec = spec_of(matcher["model"])
-        if spec is not None and q > 0:
-            t = load_strategy("matcher", "default")["match"]
-            qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
-            facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
-            fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
-    judge = params.get("judge")
-    if judge:
-        spec = spec_of(judge["model"])
+    spec = spec_of(settings.matcher.model)
+    if spec is not None and q > 0:
+        t = load_strategy("matcher", "default")["match"]
+        qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
+        facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
+        fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
+    if settings.judge is not None:
+        spec = spec_of(settings.judge.model)
         if spec is not None:
             t = load_strategy("judge", "default")["judge"]
             fc.add(
