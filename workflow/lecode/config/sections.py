@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -81,6 +82,12 @@ class LLMSettings(Section):
     servers_dir: str | None = None
     ledger_dir: str | None = None
     retry: RetrySettings = RetrySettings()
+
+    @property
+    def servers_path(self) -> Path:
+        """Where the vLLM state files live: ``servers_dir``, else ``servers`` beside the
+        store."""
+        return Path(self.servers_dir or Path(self.store_dir).parent / "servers")
 
 
 #: Set to 1 to answer every request from the response store (no network, no server).

@@ -128,7 +128,7 @@ class LLMRuntime:
             replay=llm.replay,
             retry=RetryPolicy.of(llm.retry),
             ledger_path=ledger_path,
-            servers_dir=llm.servers_dir,
+            servers_dir=llm.servers_path,
             models=runtime.models,
             environ=environ,
             adapters=runtime.adapters,
