@@ -28,6 +28,8 @@ from pydantic import (
     model_validator,
 )
 
+from lecode.corpus.settings import CorpusSettings
+
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 EnvName = Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
 
@@ -446,6 +448,7 @@ class Settings(_Section):
     reliability: ReliabilitySettings = ReliabilitySettings()
     replicates: ReplicateSettings = ReplicateSettings()
     judge_sentinel: SentinelSettings = SentinelSettings()
+    corpus: CorpusSettings = CorpusSettings()
 
     @model_validator(mode="after")
     def _semantics(self) -> Settings:
