@@ -457,7 +457,7 @@ def advice_summary(dialogue: Sequence[AnnotatedUtterance], max_chars: int = 400)
                 s
                 and not _FILLER.match(s)
                 and not is_question(s)
-                and not any(e in s for e in _EMOTION)
+                and not (any(e in s for e in _EMOTION) and _count(s, _ADVICE) == 0)
             ):
                 picked.append(s if s.endswith(("。", "！", "；")) else s.rstrip("，,") + "。")
     text = ""
