@@ -83,8 +83,8 @@ H2 = "field,row,text,importance\n"
 #: Annotator A: d1 row 2 intent 2 -> 3; d2 row 3 text rewritten; d1 fact 1 importance 3 -> 2
 #: and a fact added; d2 fact 1 deleted and the advice summary rewritten.
 ANN_A = {
-    "d1.stage1.csv": H1
-    + "0,用户,我被公司辞退了，能要赔偿吗？,1\n1,律师,签劳动合同了吗？,5 Lawyer Clarifying Question\n"
+    "d1.stage1.csv": H1 + "0,用户,我被公司辞退了，能要赔偿吗？,1\n"
+    "1,律师,签劳动合同了吗？,5 Lawyer Clarifying Question\n"
     "2,用户,签了三年。,3\n3,律师,建议申请劳动仲裁，主张赔偿金。,7\n",
     "d2.stage1.csv": H1
     + "0,用户,朋友借钱不还怎么办？,1\n1,律师,有借条吗？,5\n2,用户,有借条，借了一万元。,2\n"
