@@ -241,11 +241,18 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
     assert a_b["fact_f1"] == pytest.approx(2 / 3)
     assert a_b["importance_agreement"] == pytest.approx(2 / 3)
     assert a_b["advice_rouge_l"] == pytest.approx(17 / 22)
-    rows = list(csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8")))
-    assert [r["intent_agreement"] for r in rows] == ["85.7", "75.0", "85.7", "88.0 (stage 1)"]
-    assert [r["fact_f1"] for r in rows] == ["75.0", "88.9", "66.7", "80.0 (stage 2)"]
+    rows = {
+        r["statistic"]: r
+        for r in csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8"))
+    }
+    cols = ("pre-annotation:ann_a", "pre-annotation:ann_b", "ann_a:ann_b", "paper")
+    assert [rows["intent_agreement"][c] for c in cols] == ["85.714286", "75.0", "85.714286", "88.0"]
+    assert [rows["fact_f1"][c] for c in cols] == ["75.0", "88.888889", "66.666667", "80.0"]
     # fields changed: A 8 of 40 records, B 5 of 40 (d1 intent, d2 intent, d2 importance, added fact)
-    assert [r["fields_changed"] for r in rows] == ["20.0", "12.5", "—", "—"]
+    assert [rows["fields_changed"][c] for c in cols] == ["20.0", "12.5", "", ""]
+    md = (out / "annotation_agreement.md").read_text(encoding="utf-8")
+    assert "| Stage 1: intent Cohen's κ | 0.816 | 0.692 | 0.825 | — |" in md
+    assert (out / "annotation_agreement.provenance.json").is_file()  # shown by the HTML report
     assert "Annotation agreement" in (out / "annotation_agreement.md").read_text(encoding="utf-8")
     changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8")))
     assert len(changes) == 80 and sum(c["changed"] == "True" for c in changes) == 13

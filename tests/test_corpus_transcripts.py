@@ -100,3 +100,25 @@ def test_the_shipped_transcripts_cover_every_shape() -> None:
     files = transcript_files(REPO / "data" / "transcripts")
     assert {f.suffix for f in files} == {".json", ".jsonl", ".srt", ".vtt", ".txt"}
     assert len(read_transcripts(files)) == 6
+
+
+def test_corpus_check_lists_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lecode.cli import main
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "ok.txt").write_text("A：问\nB：答\n", encoding="utf-8")
+    (tmp_path / "t" / "bad.txt").write_text("无标记\n", encoding="utf-8")
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(f"corpus: {{transcripts: {tmp_path / 't'}}}\n", encoding="utf-8")
+    assert (
+        main(["corpus", "check", "--params", str(REPO / "params.yaml"), "--params", str(extra)])
+        == 1
+    )
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 't' / 'bad.txt'}:1: field 'speaker'" in out
+    (tmp_path / "t" / "bad.txt").unlink()
+    assert (
+        main(["corpus", "check", "--params", str(REPO / "params.yaml"), "--params", str(extra)])
+        == 0
+    )
+    assert "transcripts: 1 in 1 file(s), valid" in capsys.readouterr().out

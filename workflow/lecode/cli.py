@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lecode import explain, selftest
+from lecode.corpus import cli as corpus_cli
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
 from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     llm_cli.register(sub)
     explain.register(sub)
     selftest.register(sub)
+    corpus_cli.register(sub)
     return parser
 
 

@@ -16,28 +16,29 @@ from typing import Any
 from lecode.corpus.agreement import Agreement
 from lecode.corpus.review import FieldChange
 from lecode.recordio import atomic_write_text
+from lecode.report.model import StatsTable
 
 #: The paper's inter-annotator agreement in the pilot annotations (section 3.2).
 PAPER_AGREEMENT = {"stage1": 0.88, "stage2": 0.80}
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("comparison", "Comparison"),
-    ("dialogues", "Dialogues (stage 1 / 2)"),
-    ("aligned", "Utterances aligned"),
-    ("intent_agreement", "Intent agreement %"),
-    ("intent_kappa", "Intent κ"),
-    ("speaker_agreement", "Speaker agreement %"),
-    ("facts", "Facts (first / second / matched)"),
-    ("fact_precision", "Fact P %"),
-    ("fact_recall", "Fact R %"),
-    ("fact_f1", "Fact F1 %"),
-    ("importance_agreement", "Importance agreement %"),
-    ("advice_rouge_l", "Advice ROUGE-L %"),
-    ("fields_changed", "Fields changed %"),
+#: (key, row label, format, percent?) of the statistics, one row each.
+STATS: tuple[tuple[str, str, str, bool], ...] = (
+    ("dialogues1", "Stage 1: dialogues compared", "{:,.0f}", False),
+    ("utterances_aligned", "Stage 1: utterances aligned", "{:,.0f}", False),
+    ("intent_agreement", "Stage 1: intent agreement %", "{:.1f}", True),
+    ("intent_kappa", "Stage 1: intent Cohen's κ", "{:.3f}", False),
+    ("speaker_agreement", "Stage 1: speaker agreement %", "{:.1f}", True),
+    ("dialogues2", "Stage 2: dialogues compared", "{:,.0f}", False),
+    ("facts_first", "Stage 2: facts (first)", "{:,.0f}", False),
+    ("facts_second", "Stage 2: facts (second)", "{:,.0f}", False),
+    ("facts_matched", "Stage 2: facts matched", "{:,.0f}", False),
+    ("fact_precision", "Stage 2: fact precision %", "{:.1f}", True),
+    ("fact_recall", "Stage 2: fact recall %", "{:.1f}", True),
+    ("fact_f1", "Stage 2: fact F1 %", "{:.1f}", True),
+    ("importance_agreement", "Stage 2: importance agreement % (matched facts)", "{:.1f}", True),
+    ("advice_rouge_l", "Stage 2: advice summary ROUGE-L %", "{:.1f}", True),
+    ("fields_changed", "Fields the reviewer changed %", "{:.1f}", True),
 )
-
-
-def _pct(x: float) -> str:
-    return "—" if math.isnan(x) else f"{100 * x:.1f}"
+TABLE = "annotation_agreement"
 
 
 def change_rate(changes: Sequence[FieldChange], reviewer: str) -> float:
@@ -45,33 +46,36 @@ def change_rate(changes: Sequence[FieldChange], reviewer: str) -> float:
     return sum(c.changed for c in mine) / len(mine) if mine else math.nan
 
 
-def rows(agreements: Sequence[Agreement], changes: Sequence[FieldChange]) -> list[dict[str, str]]:
-    out = []
-    for a in agreements:
-        is_pre = a.first.startswith("pre-annotation")
-        out.append(
-            {
-                "comparison": f"{a.first} vs {a.second}",
-                "dialogues": f"{a.dialogues1} / {a.dialogues2}",
-                "aligned": f"{a.utterances_aligned} of {a.utterances_first}",
-                "intent_agreement": _pct(a.intent_agreement),
-                "intent_kappa": "—" if math.isnan(a.intent_kappa) else f"{a.intent_kappa:.3f}",
-                "speaker_agreement": _pct(a.speaker_agreement),
-                "facts": f"{a.facts_first} / {a.facts_second} / {a.facts_matched}",
-                "fact_precision": _pct(a.fact_precision),
-                "fact_recall": _pct(a.fact_recall),
-                "fact_f1": _pct(a.fact_f1),
-                "importance_agreement": _pct(a.importance_agreement),
-                "advice_rouge_l": _pct(a.advice_rouge_l),
-                "fields_changed": _pct(change_rate(changes, a.second)) if is_pre else "—",
-            }
-        )
-    paper = {k: "—" for k, _ in COLUMNS}
-    paper["comparison"] = "paper: annotator vs annotator (pilot)"
-    paper["intent_agreement"] = _pct(PAPER_AGREEMENT["stage1"]) + " (stage 1)"
-    paper["fact_f1"] = _pct(PAPER_AGREEMENT["stage2"]) + " (stage 2)"
-    out.append(paper)
-    return out
+def _value(a: Agreement, key: str, changes: Sequence[FieldChange]) -> float:
+    if key == "fields_changed":
+        return change_rate(changes, a.second) if a.first.startswith("pre-annotation") else math.nan
+    return float(getattr(a, key))
+
+
+def agreement_table(agreements: Sequence[Agreement], changes: Sequence[FieldChange]) -> StatsTable:
+    """Statistics by row, one column per comparison and the paper's pilot agreement last."""
+    columns = [f"{a.first} vs {a.second}" for a in agreements] + ["paper (pilot, annotators)"]
+    keys = [f"{a.first.split(' (')[0]}:{a.second}" for a in agreements] + ["paper"]
+    paper = {
+        "intent_agreement": PAPER_AGREEMENT["stage1"],
+        "fact_f1": PAPER_AGREEMENT["stage2"],
+    }
+    values = []
+    for key, _, _, pct in STATS:
+        row = [_value(a, key, changes) for a in agreements] + [paper.get(key, math.nan)]
+        values.append(tuple(100 * v if pct else v for v in row))
+    return StatsTable(
+        name=TABLE,
+        title="Annotation agreement",
+        columns=tuple(columns),
+        column_keys=tuple(keys),
+        rows=tuple(label for _, label, _, _ in STATS),
+        keys=tuple(k for k, _, _, _ in STATS),
+        values=tuple(values),
+        formats=tuple(f for _, _, f, _ in STATS),
+        notes=NOTES,
+        row_header="Statistic",
+    )
 
 
 NOTES = (
@@ -94,19 +98,16 @@ def write_agreement(
     agreements: Sequence[Agreement],
     changes: Sequence[FieldChange],
     out_dir: str | Path,
-    extra: dict[str, Any] | None = None,
+    *,
+    spec_digest: str | None = None,
 ) -> list[Path]:
+    """``annotation_agreement.{md,csv,tex,provenance.json}`` (a table document, shown by the
+    HTML report), ``agreement.json`` and ``review_changes.csv``."""
+    from lecode.report.document import Provenance, stats_document, write_document
+
     out = Path(out_dir)
-    table = rows(agreements, changes)
-    headers = [h for _, h in COLUMNS]
-    md = ["### Annotation agreement", "", "| " + " | ".join(headers) + " |"]
-    md.append("| :-- | " + " | ".join("--:" for _ in headers[1:]) + " |")
-    md += ["| " + " | ".join(r[k] for k, _ in COLUMNS) + " |" for r in table]
-    md += ["", *(f"- {n}" for n in NOTES)]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([k for k, _ in COLUMNS])
-    w.writerows([[r[k] for k, _ in COLUMNS] for r in table])
+    doc = stats_document(agreement_table(agreements, changes), Provenance(spec_digest=spec_digest))
+    written = write_document(doc, out)
     ch = io.StringIO()
     cw = csv.writer(ch, lineterminator="\n")
     names = [f.name for f in fields(FieldChange)]
@@ -117,24 +118,19 @@ def write_agreement(
         return None if isinstance(x, float) and math.isnan(x) else x
 
     data = {
+        "spec": spec_digest,
         "agreements": [
             {k: finite(v) for k, v in asdict(a).items()}
             | {
                 "fact_precision": finite(a.fact_precision),
                 "fact_recall": finite(a.fact_recall),
                 "fact_f1": finite(a.fact_f1),
+                "fields_changed": finite(_value(a, "fields_changed", changes)),
             }
             for a in agreements
         ],
         "paper": PAPER_AGREEMENT,
-        **(extra or {}),
     }
-    files = {
-        "annotation_agreement.md": "\n".join(md) + "\n",
-        "annotation_agreement.csv": buf.getvalue(),
-        "agreement.json": json.dumps(data, ensure_ascii=False, indent=2) + "\n",
-        "review_changes.csv": ch.getvalue(),
-    }
-    for name, text in files.items():
-        atomic_write_text(out / name, text)
-    return [out / n for n in files]
+    atomic_write_text(out / "agreement.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(out / "review_changes.csv", ch.getvalue())
+    return [*written, out / "agreement.json", out / "review_changes.csv"]

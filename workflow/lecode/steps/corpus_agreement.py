@@ -54,7 +54,7 @@ def run(
             )
         )
     changes = [c for rv in reviews.values() for c in rv.changes]
-    written = write_agreement(agreements, changes, out_dir, extra={"spec": spec.digest()})
+    written = write_agreement(agreements, changes, out_dir, spec_digest=spec.digest())
     for a in agreements:
         log.info(
             "agreement %s vs %s: intents %.3f (kappa %.3f), facts F1 %.3f",
