@@ -252,7 +252,11 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
     assert [rows["fields_changed"][c] for c in cols] == ["20.0", "12.5", "", ""]
     md = (out / "annotation_agreement.md").read_text(encoding="utf-8")
     assert "| Stage 1: intent Cohen's κ | 0.816 | 0.692 | 0.825 | — |" in md
-    assert (out / "annotation_agreement.provenance.json").is_file()  # shown by the HTML report
+    from lecode.report.document import load_all
+    from lecode.report.html import render_html
+
+    page = render_html(tables=load_all(out), metadata={})  # the HTML report's section
+    assert "<h3>Annotation agreement</h3>" in page and "ann_a vs ann_b" in page
     assert "Annotation agreement" in (out / "annotation_agreement.md").read_text(encoding="utf-8")
     changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8")))
     assert len(changes) == 80 and sum(c["changed"] == "True" for c in changes) == 13
