@@ -111,3 +111,25 @@ def test_intent_rules_keep_speaker_classes() -> None:
     got = rules.label_intents(turns)  # type: ignore[arg-type]
     assert got == [1, 8, 9]
     AnnotatedUtterance(speaker="lawyer", text="嗯", intent=9)
+
+
+def test_a_dialogue_that_cannot_be_annotated_fails_its_job_by_name(tmp_path: Path) -> None:
+    import pytest
+
+    from lecode.corpus.annotate import AnnotationError
+    from lecode.corpus.annotate import run as annotate
+    from lecode.corpus.specs import RolesSpec
+    from lecode.specs import FileRef
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        '{"id": "ok1", "turns": [["A", "我被欠薪了怎么办？"], ["B", "建议申请仲裁。"]]}\n'
+        '{"id": "solo", "turns": [["A", "我自己说两句"], ["A", "还是我"]]}\n',
+        encoding="utf-8",
+    )
+    spec = RolesSpec(shard="000", transcripts=(FileRef.of(src),), annotator=None, code="t")
+    with pytest.raises(AnnotationError) as err:
+        annotate("roles", spec, previous=None, out=str(tmp_path / "roles.jsonl"))
+    assert "1 dialogue(s) failed" in str(err.value)
+    assert "solo: " in str(err.value) and "field 'speaker': one speaker only" in str(err.value)
+    assert not (tmp_path / "roles.jsonl").exists()  # nothing half-written

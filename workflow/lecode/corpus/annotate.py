@@ -63,11 +63,12 @@ def run(step: str, spec: AnnotateSpec, *, previous: str | None, out: str) -> int
         annotator = LLMAnnotator(name, endpoint(ctx, name, cfg), annotator_templates())
     meter = UsageMeter()
     try:
-        records = asyncio.run(_step(step, annotator, previous, spec, meter))
+        records: list[Any] = asyncio.run(_step(step, annotator, previous, spec, meter))
     finally:
         if ctx is not None:
             close_context(ctx)
-    write_records(out, sorted(records, key=lambda r: r.id))
+    records.sort(key=lambda r: str(r.id))
+    write_records(out, records)
     who = annotator.name if annotator else rules.ANNOTATOR
     log.info("corpus %s shard %s: %d dialogue(s) by %s", step, spec.shard, len(records), who)
     return len(records)

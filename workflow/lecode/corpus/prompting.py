@@ -58,7 +58,10 @@ def read_transcript(section: str, tid: str = "prompt") -> RawTranscript:
 def read_roles(section: str, tid: str = "prompt") -> RoleAnnotation:
     rows = [(label, ZH_SPEAKER[role], text) for role, label, text in _lines(section)]
     return RoleAnnotation(
-        id=tid, annotator="prompt", roles={label: role for label, role, _ in rows}, turns=rows
+        id=tid,
+        annotator="prompt",
+        roles={label: role for label, role, _ in rows},
+        turns=tuple(rows),
     )
 
 

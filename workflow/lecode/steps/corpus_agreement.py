@@ -20,7 +20,7 @@ def run(
     spec: AgreementSpec, *, stage1: Sequence[str], stage2: Sequence[str], out_dir: str
 ) -> list[Path]:
     pre1, pre2 = load_pre(stage1, stage2)
-    annotators = sorted({r.annotator for r in [*pre1.values(), *pre2.values()]})
+    annotators = sorted({r.annotator for r in pre1.values()} | {r.annotator for r in pre2.values()})
     pre_name = f"pre-annotation ({', '.join(annotators)})"
     files = [f.path for f in spec.reviews]
     reviews = {r: load_review(files, r, pre1, pre2) for r in spec.reviewers}
@@ -55,13 +55,13 @@ def run(
         )
     changes = [c for rv in reviews.values() for c in rv.changes]
     written = write_agreement(agreements, changes, out_dir, spec_digest=spec.digest())
-    for a in agreements:
+    for ag in agreements:
         log.info(
             "agreement %s vs %s: intents %.3f (kappa %.3f), facts F1 %.3f",
-            a.first,
-            a.second,
-            a.intent_agreement,
-            a.intent_kappa,
-            a.fact_f1,
+            ag.first,
+            ag.second,
+            ag.intent_agreement,
+            ag.intent_kappa,
+            ag.fact_f1,
         )
     return written
