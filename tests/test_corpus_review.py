@@ -291,3 +291,34 @@ def test_assembly_takes_the_final_reviewer(
     }
     raw = json.loads((out / "LeCoDe_trainset.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert raw["annotated_by"] == {"stage1": "ann_a", "stage2": "ann_a"}
+
+
+def test_export_step_writes_sheets_sources_and_guidelines(
+    tmp_path: Path, pre_files: tuple[list[str], list[str]]
+) -> None:
+    from lecode.corpus.annotations import RoleAnnotation
+    from lecode.corpus.specs import ReviewExportSpec
+    from lecode.steps import corpus_review_export
+
+    roles = RoleAnnotation(
+        id="d1",
+        annotator="rules",
+        roles={"说话人1": "client", "说话人2": "lawyer"},
+        turns=(("说话人1", "client", "律师好"), ("说话人2", "lawyer", "请讲")),
+    )
+    roles_file = tmp_path / "roles.jsonl"
+    write_records(roles_file, [roles])
+    out = tmp_path / "export"
+    n = corpus_review_export.run(
+        ReviewExportSpec(pre="p", code="t"),
+        stage1=pre_files[0],
+        stage2=pre_files[1],
+        out_dir=str(out),
+        roles=[str(roles_file)],
+    )
+    assert n == 5  # two sheets per dialogue, one source text (d2 has no roles record here)
+    source = (out / "d1.source.txt").read_text(encoding="utf-8")
+    assert "说话人1=用户，说话人2=律师" in source and "[1] 说话人2（律师）：请讲" in source
+    assert "intent" in (out / "GUIDELINES.md").read_text(encoding="utf-8")
+    rows = list(csv.reader((out / "d2.stage2.csv").open(encoding="utf-8-sig")))
+    assert rows[2] == ["fact", "0", "朋友借了用户一万元", "3"]

@@ -78,6 +78,7 @@ rule corpus_stage2:
 
 rule corpus_review_export:
     input:
+        roles=CORPUS.annotation_files("roles"),
         stage1=CORPUS.annotation_files("stage1"),
         stage2=CORPUS.annotation_files("stage2"),
     output:

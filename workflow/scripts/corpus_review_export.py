@@ -11,4 +11,5 @@ run(
     stage1=list(sm.input.stage1),
     stage2=list(sm.input.stage2),
     out_dir=str(sm.output[0]),
+    roles=list(sm.input.roles),
 )
