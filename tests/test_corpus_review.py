@@ -140,6 +140,24 @@ def test_kappa_by_hand() -> None:
     assert math.isnan(cohen_kappa([5, 5], [5, 5]))  # chance agreement is certain
 
 
+def test_kappa_textbook_example() -> None:
+    # 50 items: both yes 20, A yes / B no 5, A no / B yes 10, both no 15 -> p_o = 0.7,
+    # p_e = 0.5 * 0.6 + 0.5 * 0.4 = 0.5, kappa = 0.4
+    a = ["y"] * 25 + ["n"] * 25
+    b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def test_kappa_matches_scikit_learn_when_installed() -> None:
+    metrics = pytest.importorskip("sklearn.metrics")
+    import random
+
+    rng = random.Random(0)
+    a = [rng.randint(1, 10) for _ in range(200)]
+    b = [x if rng.random() < 0.7 else rng.randint(1, 10) for x in a]
+    assert cohen_kappa(a, b) == pytest.approx(metrics.cohen_kappa_score(a, b))
+
+
 def test_export_then_import_unchanged_records_no_change(tmp_path: Path) -> None:
     export_review(PRE1.values(), PRE2.values(), tmp_path / "me")
     files = sorted(str(p) for p in (tmp_path / "me").iterdir())
