@@ -85,9 +85,13 @@ class CorpusPlan:
         if name is None:
             return None, LLMRuntimeSpec()
         entry = self.settings.models[name]
+        models = {name: entry}
+        server = getattr(entry, "server", None)  # a vLLM entry served by another entry's server
+        if server is not None and server in self.settings.models:
+            models[server] = self.settings.models[server]
         runtime = LLMRuntimeSpec(
             llm=self.settings.llm,
-            models={name: entry},
+            models=models,
             max_turns=self.settings.simulation.max_turns,
         )
         return Role(name=name, entry=entry), runtime
