@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: env sysdeps all_tables all sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ sysdeps:
 
 all_tables: env
 	$(SNAKEMAKE) --cores $(CORES) all_tables
+
+# A LeCoDe dataset from the transcripts in corpus.transcripts (docs/building-a-dataset.md).
+dataset: env
+	$(SNAKEMAKE) --cores $(CORES) dataset
 
 # Training dialogues of the SFT strategies (CPU; offline with the default params.yaml).
 sft-data: env

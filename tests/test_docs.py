@@ -39,8 +39,9 @@ REPO_DIRS = (
     "docs/",
     "data/",
 )
-#: Paths the manual names that a user provides: the released LeCoDe files.
-USER_PATHS = frozenset({"data/lecode/"})
+#: Paths the manual names that a user provides (the released LeCoDe files) or that a target
+#: builds (the dataset built from transcripts, ``make dataset``).
+USER_PATHS = frozenset({"data/lecode/", "data/built/"})
 PLACEHOLDER = re.compile(r"[<>…*{}$]|\.\.\.|NNN")
 
 
@@ -203,7 +204,8 @@ def reference_problems(page: Path, root: Path = REPO) -> list[str]:
     problems += [
         f"{name}: `{ref}` does not exist"
         for ref in sorted(set(repository_paths(text)))
-        if ref not in USER_PATHS and not (root / ref).exists()
+        if not any(ref.startswith(u) or ref == u.rstrip("/") for u in USER_PATHS)
+        and not (root / ref).exists()
     ]
     # a YAML file named on its own (`paper.yaml`) is a configuration or a root file
     bare = set(code_spans(text))

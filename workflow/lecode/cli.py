@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lecode import explain, rerun_diff, selftest
 from lecode.config.base import ParamsFileError, SettingsError
+from lecode.corpus import cli as corpus_cli
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
 from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
@@ -188,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     selftest.register(sub)
     rerun_diff.register(sub)
+    corpus_cli.register(sub)
     return parser
 
 

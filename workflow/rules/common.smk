@@ -46,6 +46,8 @@ def models_of_jobs(jobs):
                 yield SETTINGS.judge.model
         elif name == "judge_sentinel" and SETTINGS.judge is not None:
             yield SETTINGS.judge.model
+        elif name.startswith("corpus_") and SETTINGS.corpus.annotator is not None:
+            yield SETTINGS.corpus.annotator
 
 
 def check_keys_of_scheduled_jobs():

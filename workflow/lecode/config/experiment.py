@@ -31,6 +31,7 @@ from lecode.config.sections import (
     SimulationSettings,
     replay_forced,
 )
+from lecode.corpus.settings import CorpusSettings
 
 
 class Settings(Section):
@@ -51,6 +52,7 @@ class Settings(Section):
     reliability: ReliabilitySettings = ReliabilitySettings()
     replicates: ReplicateSettings = ReplicateSettings()
     judge_sentinel: SentinelSettings = SentinelSettings()
+    corpus: CorpusSettings = CorpusSettings()
 
     @model_validator(mode="after")
     def _semantics(self) -> Settings:

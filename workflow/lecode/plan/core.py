@@ -348,6 +348,10 @@ class CorePlan:
             out.append(self.noise_dir)
         if self.sentinel_enabled:
             out.append(self.sentinel_dir)
+        if self.settings.corpus.reviewers:  # the annotation agreement of the dataset build
+            from lecode.corpus.plan import CorpusPlan
+
+            out.append(CorpusPlan(self.settings).agreement_dir)
         return tuple(out)
 
     def tables_not_applicable(self) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from lecode.llm.mock.annotator import play_annotator
 from lecode.llm.mock.casedata import CaseText, read_cases
 from lecode.llm.mock.faults import FaultConfig
 from lecode.llm.mock.players import Players
@@ -283,6 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
             return st.players.reliability_judge(main)
         if role == "writer" and purpose == "reliability_questions":
             return st.players.reliability_questions(main)
+        if role == "annotator":
+            return play_annotator(purpose, main)
         if role == "judge":
             return st.players.judge(
                 main,
