@@ -130,6 +130,11 @@ class Price(_Section):
 
     prompt: float = Field(0.0, ge=0)
     completion: float = Field(0.0, ge=0)
+    cached_prompt: float | None = Field(
+        None,
+        ge=0,
+        description="a prompt token read from the provider's prompt cache (default: prompt)",
+    )
 
 
 class _LLMEntry(_Entry):

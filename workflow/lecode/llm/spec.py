@@ -78,9 +78,18 @@ class Price:
 
     prompt: float = 0.0
     completion: float = 0.0
+    #: price of a prompt token read from the provider's prompt cache; None: ``prompt``
+    cached_prompt: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1000.0
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_prompt: int = 0) -> float:
+        """The cost of a call whose ``prompt_tokens`` include ``cached_prompt`` cached ones."""
+        cached_price = self.prompt if self.cached_prompt is None else self.cached_prompt
+        cached = min(cached_prompt, prompt_tokens)
+        return (
+            (prompt_tokens - cached) * self.prompt
+            + cached * cached_price
+            + completion_tokens * self.completion
+        ) / 1000.0
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,7 @@ class ModelSpec:
             price=Price(
                 prompt=float(price.get("prompt", 0.0)),
                 completion=float(price.get("completion", 0.0)),
+                cached_prompt=_opt_float(price.get("cached_prompt")),
             ),
             concurrency=max(1, int(cfg.get("concurrency", DEFAULT_CONCURRENCY))),
             timeout=float(cfg.get("timeout", DEFAULT_TIMEOUT)),
