@@ -118,6 +118,33 @@ class RoleUsage(_Record):
         )
 
 
+class Served(_Record):
+    """The model ids and ``system_fingerprint`` values that an endpoint's replies named, with
+    how many replies named each (``""``: the reply named none). Replies from the response store
+    count with the values stored with them, so a replay reports what the first run was served."""
+
+    models: dict[str, int] = Field(default_factory=dict)
+    fingerprints: dict[str, int] = Field(default_factory=dict)
+
+    def counted(self, model: str, fingerprint: str) -> Served:
+        return Served(
+            models={**self.models, model: self.models.get(model, 0) + 1},
+            fingerprints={
+                **self.fingerprints,
+                fingerprint: self.fingerprints.get(fingerprint, 0) + 1,
+            },
+        )
+
+    def __add__(self, other: Served) -> Served:
+        def total(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            return {k: a.get(k, 0) + b.get(k, 0) for k in sorted({*a, *b})}
+
+        return Served(
+            models=total(self.models, other.models),
+            fingerprints=total(self.fingerprints, other.fingerprints),
+        )
+
+
 class Transcript(_Record):
     """A simulated consultation between an expert (model x strategy) and a client simulator."""
 
@@ -130,6 +157,7 @@ class Transcript(_Record):
     error: str | None = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
+    served: dict[str, Served] = Field(default_factory=dict)
 
     @property
     def questions(self) -> list[str]:

@@ -81,6 +81,7 @@ async def simulate_case(
         error=error,
         usage=dict(meter.by_role),
         provenance=provenance or {},
+        served=dict(meter.served),
     )
 
 
