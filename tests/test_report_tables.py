@@ -515,7 +515,12 @@ def test_write_tables_files(tmp_path: Path) -> None:
     assert metrics["GPT-4"]["rouge_l"] is None and metrics["GPT-4"]["rouge_l_n"] == 0
     assert "ndcg_gold" in metrics["GPT-4"]
     usage_md = (tmp_path / "usage.md").read_text(encoding="utf-8")
-    assert "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 20 | 0 | 0.0100 | 0 | 0 | 0 | 0 |" in usage_md
+    # calls, cached, retries, prompt, cached prompt, completion, reasoning, cost, then the
+    # protocol counters (three unmarked, three readings, confidence failures)
+    assert (
+        "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 0 | 20 | 0 | 0.0100 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+        in usage_md
+    )
     assert "| all systems | client | 1 | 1 | 1 |" in usage_md
     again = tmp_path / "again"
     write_tables(frame, systems, 30, again, settings=TableOptions(resamples=300))

@@ -86,9 +86,16 @@ class RoleUsage(_Record):
 
     ``reasoning_tokens`` is the part of ``completion_tokens`` a reasoning model spent on its
     hidden reasoning (reported by the API, else estimated; see :mod:`lecode.llm.ledger`).
+    ``cached_prompt_tokens`` is the part of ``prompt_tokens`` the provider reported reading from
+    its prompt cache (billed at the entry's ``price.cached_prompt``); ``cached`` counts calls
+    answered from lecode's own response store.
     The protocol counters record how replies were handled: ``unmarked_reasks`` (an expert
     reply without 提问/建议 marker was re-asked), ``unmarked_advice`` / ``unmarked_questions``
-    (an unmarked reply was taken as advice / as a question), ``confidence_failures`` (a MediQ
+    (an unmarked reply was taken as advice / as a question), ``read_after_preamble`` /
+    ``read_anywhere`` (a reply's marker was found after a short preamble / further into the
+    reply, as the entry's ``markers.reading`` allows), ``read_two_moves`` (a reply held both a
+    question and advice and the entry's ``markers.two_moves`` policy chose one),
+    ``confidence_failures`` (a MediQ
     confidence reply could not be read, re-asked or fatal).
     """
 
@@ -99,14 +106,45 @@ class RoleUsage(_Record):
     completion_tokens: int = 0
     cost: float = 0.0
     reasoning_tokens: int = 0
+    cached_prompt_tokens: int = 0
     unmarked_reasks: int = 0
     unmarked_advice: int = 0
     unmarked_questions: int = 0
+    read_after_preamble: int = 0
+    read_anywhere: int = 0
+    read_two_moves: int = 0
     confidence_failures: int = 0
 
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
             **{name: getattr(self, name) + getattr(other, name) for name in RoleUsage.model_fields}
+        )
+
+
+class Served(_Record):
+    """The model ids and ``system_fingerprint`` values that an endpoint's replies named, with
+    how many replies named each (``""``: the reply named none). Replies from the response store
+    count with the values stored with them, so a replay reports what the first run was served."""
+
+    models: dict[str, int] = Field(default_factory=dict)
+    fingerprints: dict[str, int] = Field(default_factory=dict)
+
+    def counted(self, model: str, fingerprint: str) -> Served:
+        return Served(
+            models={**self.models, model: self.models.get(model, 0) + 1},
+            fingerprints={
+                **self.fingerprints,
+                fingerprint: self.fingerprints.get(fingerprint, 0) + 1,
+            },
+        )
+
+    def __add__(self, other: Served) -> Served:
+        def total(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            return {k: a.get(k, 0) + b.get(k, 0) for k in sorted({*a, *b})}
+
+        return Served(
+            models=total(self.models, other.models),
+            fingerprints=total(self.fingerprints, other.fingerprints),
         )
 
 
@@ -122,6 +160,7 @@ class Transcript(_Record):
     error: str | None = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
+    served: dict[str, Served] = Field(default_factory=dict)
 
     @property
     def questions(self) -> list[str]:

@@ -82,6 +82,7 @@ async def simulate_case(
         error=error,
         usage=dict(meter.by_role),
         provenance=provenance or {},
+        served=dict(meter.served),
     )
 
 

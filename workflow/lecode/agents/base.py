@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from lecode.records import Case, JudgeScores, RoleUsage, Transcript, Turn
+from lecode.records import Case, JudgeScores, RoleUsage, Served, Transcript, Turn
 
 RoleName = Literal["expert", "client", "matcher", "judge"]
 
@@ -33,9 +33,15 @@ class UsageMeter:
     """Collects per-role usage of one dialogue (calls, cache hits, retries, tokens, cost)."""
 
     by_role: dict[str, RoleUsage] = field(default_factory=dict)
+    #: per role, the model ids and system fingerprints the endpoints' replies named
+    served: dict[str, Served] = field(default_factory=dict)
 
     def add(self, role: str, usage: RoleUsage) -> None:
         self.by_role[role] = self.by_role.get(role, RoleUsage()) + usage
+
+    def add_served(self, role: str, model: str, fingerprint: str) -> None:
+        """Count one reply's reported model id and fingerprint (``""``: not reported)."""
+        self.served[role] = self.served.get(role, Served()).counted(model, fingerprint)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,7 @@ class LLMRole:
             if n:
                 usage = usage.model_copy(update={"reasoning_tokens": n})
         meter.add(self.role, usage)
+        meter.add_served(self.role, completion.model, completion.system_fingerprint)
         return text
 
     async def ask_parsed(

@@ -74,9 +74,21 @@ class Price(Section):
 
     prompt: float = Field(0.0, ge=0)
     completion: float = Field(0.0, ge=0)
+    cached_prompt: float | None = Field(
+        None,
+        ge=0,
+        description="a prompt token the provider read from its prompt cache (default: prompt)",
+    )
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1000.0
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, cached_prompt: int = 0) -> float:
+        """The cost of a call whose ``prompt_tokens`` include ``cached_prompt`` cached ones."""
+        cached_price = self.prompt if self.cached_prompt is None else self.cached_prompt
+        cached = min(cached_prompt, prompt_tokens)
+        return (
+            (prompt_tokens - cached) * self.prompt
+            + cached * cached_price
+            + completion_tokens * self.completion
+        ) / 1000.0
 
 
 class _LLMEntry(_Entry):

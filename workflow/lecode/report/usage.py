@@ -17,6 +17,7 @@ USAGE_FIELDS = (
     "cached",
     "retries",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "completion_tokens",
     "reasoning_tokens",
     "cost",
@@ -24,6 +25,9 @@ USAGE_FIELDS = (
     "unmarked_reasks",
     "unmarked_advice",
     "unmarked_questions",
+    "read_after_preamble",
+    "read_anywhere",
+    "read_two_moves",
     "confidence_failures",
 )
 USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
@@ -31,17 +35,7 @@ USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
     "strategy": pl.Utf8,
     "case_id": pl.Utf8,
     "role": pl.Utf8,
-    "calls": pl.Int64,
-    "cached": pl.Int64,
-    "retries": pl.Int64,
-    "prompt_tokens": pl.Int64,
-    "completion_tokens": pl.Int64,
-    "reasoning_tokens": pl.Int64,
-    "cost": pl.Float64,
-    "unmarked_reasks": pl.Int64,
-    "unmarked_advice": pl.Int64,
-    "unmarked_questions": pl.Int64,
-    "confidence_failures": pl.Int64,
+    **{f: pl.Float64 if f == "cost" else pl.Int64 for f in USAGE_FIELDS},
 }
 
 

@@ -21,6 +21,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,65 @@ def body_digest(body: dict[str, Any]) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
+CACHE_BLOCK = 32
+"""Characters per block of the mock's prompt cache (the mock counts a character as a token)."""
+USAGE_SHAPES = ("openai", "deepseek", "none")
+
+
+@dataclass
+class ProviderShape:
+    """What the mock reports about the model that answered and its prompt cache.
+
+    ``usage``: how cached prompt tokens are reported: ``openai`` (also DashScope):
+    ``usage.prompt_tokens_details.cached_tokens``; ``deepseek``: ``prompt_cache_hit_tokens`` and
+    ``prompt_cache_miss_tokens``; ``none``: not at all. A prompt's cached part is its longest
+    prefix of whole :data:`CACHE_BLOCK`-character blocks that an earlier prompt to the same model
+    began with, as a provider's prefix cache would find it. ``answer_models`` maps a requested
+    model id to the id the reply names (an alias served by a later model);
+    ``fingerprint_change_after``: after this many replies the ``system_fingerprint`` changes.
+    """
+
+    usage: str = "openai"
+    answer_models: dict[str, str] = field(default_factory=dict)
+    fingerprint: str = "mock-fp-1"
+    fingerprint_change_after: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.usage not in USAGE_SHAPES:
+            raise ValueError(f"usage shape {self.usage!r}: choose one of {', '.join(USAGE_SHAPES)}")
+
+
+def cached_prefix(seen: set[str], text: str) -> int:
+    """Characters of ``text``'s longest whole-block prefix already in ``seen`` (block-chained
+    digests), adding every block prefix of ``text`` to ``seen``."""
+    h = hashlib.sha256()
+    cached, hit = 0, True
+    for start in range(0, len(text) - len(text) % CACHE_BLOCK, CACHE_BLOCK):
+        h.update(text[start : start + CACHE_BLOCK].encode())
+        digest = h.copy().hexdigest()
+        if hit and digest in seen:
+            cached = start + CACHE_BLOCK
+        else:
+            hit = False
+            seen.add(digest)
+    return cached
+
+
+def usage_payload(shape: str, prompt: int, completion: int, cached: int) -> dict[str, Any]:
+    """The ``usage`` object of a reply in the provider ``shape``."""
+    out: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if shape == "openai":
+        out["prompt_tokens_details"] = {"cached_tokens": cached}
+    elif shape == "deepseek":
+        out["prompt_cache_hit_tokens"] = cached
+        out["prompt_cache_miss_tokens"] = prompt - cached
+    return out
+
+
 class _State:
     def __init__(
         self,
@@ -51,8 +111,10 @@ class _State:
         served_models: Sequence[str],
         strict_models: bool,
         api_key: str | None,
+        shape: ProviderShape | None = None,
     ) -> None:
         self.players = players
+        self.shape = shape or ProviderShape()
         self.faults = faults
         self.latency = latency
         self.served_models = list(served_models)
@@ -72,6 +134,8 @@ class _State:
             self.models_seen: Counter[str] = Counter()
             self.inflight = 0
             self.max_inflight = 0
+            self.replies = 0
+            self.cache_blocks: dict[str, set[str]] = {}
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
@@ -218,13 +282,21 @@ class _Handler(BaseHTTPRequestHandler):
         text = "" if fault == "empty" else self._play(st, role, purpose, messages, digest)
         if st.latency > 0:  # a reply takes `latency` from its request, processing included
             time.sleep(max(0.0, st.latency - (time.monotonic() - self._started)))
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
+        prompt_text = "".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        shape = st.shape
+        with st.lock:
+            cached = cached_prefix(st.cache_blocks.setdefault(model, set()), prompt_text)
+            st.replies += 1
+            changed = (
+                shape.fingerprint_change_after is not None
+                and st.replies > shape.fingerprint_change_after
+            )
         payload = {
             "id": "mock-" + digest[:12],
             "object": "chat.completion",
             "created": 0,
-            "model": model,
-            "system_fingerprint": "mock-fp-1",
+            "model": shape.answer_models.get(model, model),
+            "system_fingerprint": shape.fingerprint + ("-b" if changed else ""),
             "choices": [
                 {
                     "index": 0,
@@ -232,11 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_chars,
-                "completion_tokens": len(text),
-                "total_tokens": prompt_chars + len(text),
-            },
+            "usage": usage_payload(shape.usage, len(prompt_text), len(text), cached),
         }
         if fault is None:
             with st.lock:
@@ -318,6 +386,7 @@ class MockServer:
         served_models: Sequence[str] = ("mock",),
         strict_models: bool = False,
         api_key: str | None = None,
+        shape: ProviderShape | None = None,
     ) -> None:
         all_cases = [*cases, *read_cases(case_files)]
         self._state = _State(
@@ -327,6 +396,7 @@ class MockServer:
             served_models,
             strict_models,
             api_key,
+            shape,
         )
         self._port = port
         self._server: _Server | None = None
