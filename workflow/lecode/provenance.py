@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lecode import paths
+from lecode.config.base import IDENTITY
 from lecode.records import Judgement, Matches, Transcript
 from lecode.report.document import (
     DatasetInfo,
@@ -42,7 +43,6 @@ from lecode.report.document import (
     SystemFileRefs,
     SystemInfo,
 )
-from lecode.config.base import IDENTITY
 from lecode.specs import FileRef, ReportSpec, Role, SystemFiles, file_sha256
 
 if TYPE_CHECKING:

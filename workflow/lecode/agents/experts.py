@@ -60,6 +60,7 @@ def _llm_expert(
     prompts = templates("expert", strategy, ctx)
     llm = endpoint(ctx, model_name, model_cfg)
     max_turns = llm_runtime(ctx, model_name).default_max_turns
+    entry = typed_entry(model_name, model_cfg)
     return LLMExpert(
         model_name,
         llm,
@@ -68,5 +69,6 @@ def _llm_expert(
         max_turns=max_turns,
         replicate=replicate,
         threshold=llm.spec.threshold_confidence,
-        unmarked=typed_entry(model_name, model_cfg).unmarked,
+        unmarked=entry.unmarked,
+        markers=entry.markers,
     )

@@ -17,6 +17,13 @@ the call itself fixes the kind (forced advice, MediQ's ask and advise calls) an 
 is taken as that kind (after one re-ask under ``reask``). Each branch taken is counted in the
 dialogue's expert usage (``unmarked_reasks``, ``unmarked_advice``, ``unmarked_questions``), and
 unreadable confidence replies in ``confidence_failures``.
+
+Where the marker stands: chat models often open with a short phrase (``好的，我了解了。``)
+before ``提问:``. The model entry's ``markers`` (:class:`lecode.config.models.Markers`) say
+how a reply is read (``strict``, after a short ``preamble`` (default), or ``anywhere``) and
+what a reply holding both a question and advice is (``two_moves``); the preamble stays in the
+stored raw reply and is part of neither the question nor the advice. Each reading other than
+a leading marker is counted (``read_after_preamble``, ``read_anywhere``, ``read_two_moves``).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Literal, get_args
 
 from lecode.agents.base import ExpertMove, UsageMeter
 from lecode.agents.llm_common import LLMRole, Messages
+from lecode.config.models import Markers
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.parsing import (
@@ -34,8 +42,8 @@ from lecode.llm.parsing import (
     UnmarkedReply,
     parse_confidence,
     parse_json_reply,
-    parse_marked_reply,
     parse_yes_no,
+    read_marked_reply,
 )
 from lecode.llm.render import count_questions, format_dialogue
 from lecode.llm.templates import PromptTemplate
@@ -79,9 +87,11 @@ class LLMExpert(LLMRole):
         replicate: int = 0,
         threshold: float = 0.8,
         unmarked: str | None = None,
+        markers: Markers | None = None,
     ) -> None:
         """``templates``: the strategy's templates by key; ``unmarked``: the model entry's
-        policy; ``None`` reads ``llm.spec.unmarked`` when the spec has one, else ``reask``."""
+        policy; ``None`` reads ``llm.spec.unmarked`` when the spec has one, else ``reask``;
+        ``markers``: how marked replies are read (the model entry's ``markers``)."""
         self.declaration: ExpertStrategy = expert_strategy(strategy)
         super().__init__(name, llm, templates, strategy=strategy, replicate=replicate)
         self.max_turns = max_turns
@@ -90,6 +100,7 @@ class LLMExpert(LLMRole):
         self.unmarked = unmarked_policy(
             unmarked if unmarked is not None else getattr(llm.spec, "unmarked", None)
         )
+        self.markers = markers if markers is not None else Markers()
 
     def start(self, case: Case) -> LLMExpertDialogue:
         return LLMExpertDialogue(self, self.declaration.start(case))
@@ -101,6 +112,7 @@ class LLMExpert(LLMRole):
             out["threshold"] = str(self.threshold)
         if not self.json_replies:
             out["unmarked"] = self.unmarked
+            out["markers"] = f"{self.markers.reading}/{self.markers.two_moves}"
         return out
 
 
@@ -167,14 +179,27 @@ class LLMExpertDialogue:
         expect = _EXPECT[call.reply]
         template, messages = self._prompt(call, values)
         reask = e.templates[e.declaration.reask]
-        base = parse_json_reply if e.json_replies else parse_marked_reply
         attempts = 0
+        # a call that fixes the kind takes that kind's part of a reply holding both
+        two_moves = e.markers.two_moves if expect == "any" else expect
+
+        def read(reply: str) -> tuple[ParsedMove, RoleUsage | None]:
+            if e.json_replies:
+                return parse_json_reply(reply), None
+            read = read_marked_reply(reply, reading=e.markers.reading, two_moves=two_moves)
+            counted = RoleUsage(
+                read_after_preamble=int(read.how == "preamble"),
+                read_anywhere=int(read.how == "anywhere"),
+                read_two_moves=int(bool(read.two_moves)),
+            )
+            return read.move, counted if counted != RoleUsage() else None
 
         def parse(reply: str) -> ParsedMove:
             nonlocal attempts
             attempt, attempts = attempts, attempts + 1
+            counted: RoleUsage | None = None
             try:
-                move = base(reply)
+                move, counted = read(reply)
             except UnmarkedReply:
                 kind = self._unmarked_kind(expect, attempt)
                 if kind is None:
@@ -189,6 +214,8 @@ class LLMExpertDialogue:
                 raise ReplyFormatError("a question where advice is required")
             if expect == "question" and move.kind != "question":
                 raise ReplyFormatError("advice where a question is required")
+            if counted is not None:
+                meter.add(e.role, counted)
             return move
 
         def reask_text() -> str:

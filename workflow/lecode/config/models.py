@@ -91,6 +91,26 @@ class Price(Section):
         ) / 1000.0
 
 
+MarkerReading = Literal["strict", "preamble", "anywhere"]
+TwoMoves = Literal["reask", "first", "question", "advice"]
+
+
+class Markers(Section):
+    """How an expert's marked replies are read (:func:`lecode.llm.parsing.read_marked_reply`).
+
+    ``reading``: ``strict``, the marker first in the reply; ``preamble`` (default), first or
+    after a short preamble (``好的，我了解了。``) of at most 60 characters; ``anywhere``, the
+    first marker anywhere in the reply (the paper's substring reading). ``two_moves``, a reply
+    holding both a question and advice outside a call that fixes the kind: ``reask`` (default)
+    re-asks once, ``first`` takes the kind whose marker comes first, ``question`` / ``advice``
+    take that part. Where the call fixes the kind (forced advice, MediQ's ask and advise
+    calls) that kind's part is taken, except under ``strict``.
+    """
+
+    reading: MarkerReading = "preamble"
+    two_moves: TwoMoves = "reask"
+
+
 class _LLMEntry(_Entry):
     model: str | None = Field(None, description="the served model id sent in requests")
     api_key_env: Annotated[EnvName | None, RUNTIME_ONLY] = Field(
@@ -114,6 +134,10 @@ class _LLMEntry(_Entry):
     )
     unmarked: Literal["reask", "advice", "question"] = Field(
         "reask", description="a reply without 提问/建议 marker: re-ask once, or take it as is"
+    )
+    markers: Markers = Field(
+        Markers(),
+        description="where an expert reply's 提问/建议 marker may stand, and replies with both",
     )
 
 

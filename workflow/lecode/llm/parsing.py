@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lecode.config.models import MarkerReading, TwoMoves
 from lecode.records import JUDGE_FIELDS, UNKNOWN_ANSWER, JudgeScores
 
 
@@ -73,16 +74,6 @@ _LINE_MARKER = re.compile(r"(?:^|\n)[ \t]*" + _MARKER + r"[ \t]*")
 # A marker anywhere in the text.
 _ANY_MARKER = re.compile(_MARKER + r"[ \t]*")
 
-MarkerReading = Literal["strict", "preamble", "anywhere"]
-"""Where an expert reply's 提问/建议 marker may stand: ``strict``, first in the reply;
-``preamble``, first or after a short preamble without a marker (``好的，我了解了。``);
-``anywhere``, the first marker found anywhere in the reply."""
-MARKER_READINGS: tuple[str, ...] = ("strict", "preamble", "anywhere")
-TwoMoves = Literal["reask", "first", "question", "advice"]
-"""A reply holding both a question and advice (not under ``strict``, which refuses it):
-``reask`` refuses it (the role re-asks once), ``first`` takes the kind whose marker comes first,
-``question`` / ``advice`` take that kind's part."""
-TWO_MOVES_POLICIES: tuple[str, ...] = ("reask", "first", "question", "advice")
 MAX_PREAMBLE = 60
 """The longest preamble (characters, stripped) that ``preamble`` reads past."""
 

@@ -44,8 +44,8 @@ def _raw_cases() -> list[dict[str, Any]]:
 def make_data(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     try:
-        from lecode.plan import Plan
         from lecode.config.experiment import Settings
+        from lecode.plan import Plan
         from lecode.steps.sft_data import run
 
         spec = Plan(Settings.load(ROOT / "params.yaml")).sft_data_spec("keyfact-e")

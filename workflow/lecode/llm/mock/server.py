@@ -102,6 +102,11 @@ def usage_payload(shape: str, prompt: int, completion: int, cached: int) -> dict
     return out
 
 
+#: What a chat model writes before its marker (fault ``preamble``): before a question, before
+#: advice.
+PREAMBLES = ("好的，我了解了。", "明白。")
+
+
 class _State:
     def __init__(
         self,
@@ -327,12 +332,15 @@ class _Handler(BaseHTTPRequestHandler):
         faults = st.faults
         if role == "expert":
             reply = self.headers.get("X-Lecode-Reply") or "move"
-            return st.players.expert(
+            text = st.players.expert(
                 reply,
                 main,
                 json_format=self.headers.get("X-Lecode-Format") == "json",
                 no_marker=reply in MOVE_REPLIES and faults.content_fault("no_marker", digest),
             )
+            if reply in MOVE_REPLIES and faults.content_fault("preamble", digest):
+                text = PREAMBLES[text.startswith("建议")] + "\n" + text
+            return text
         if role == "client":
             return st.players.client(
                 everything,
