@@ -86,9 +86,13 @@ def test_nested_sections_drop_their_runtime_only_fields() -> None:
 
 
 def test_steps_do_not_import_the_checks() -> None:
-    modules = closure("lecode.steps.simulate")
-    assert "lecode.config.models" in modules
-    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment"}
-    assert not checks & set(modules)
+    import pkgutil
+
+    import lecode.steps
+
+    assert "lecode.config.models" in closure("lecode.steps.simulate")
+    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment", "lecode.plan"}
+    for step in pkgutil.iter_modules(lecode.steps.__path__):
+        assert not checks & set(closure(f"lecode.steps.{step.name}")), step.name
     # strategy names are checked with the experiment: a job digests only the strategy it runs
     assert "lecode.strategies" not in closure("lecode.steps.shard_dataset")
