@@ -96,3 +96,15 @@ def test_steps_do_not_import_the_checks() -> None:
         assert not checks & set(closure(f"lecode.steps.{step.name}")), step.name
     # strategy names are checked with the experiment: a job digests only the strategy it runs
     assert "lecode.strategies" not in closure("lecode.steps.shard_dataset")
+
+
+def test_the_endpoint_spec_has_no_defaults_of_its_own() -> None:
+    from lecode.llm.spec import ModelSpec
+
+    raw = {"backend": "openai", "base_url": "http://x/v1/", "model": "m"}
+    spec = ModelSpec.from_config("m", raw)
+    assert spec == ModelSpec.of("m", OpenAIEntry.model_validate(raw))
+    assert (spec.concurrency, spec.timeout, spec.max_retries) == (4, 120.0, 6)
+    assert (spec.threshold_confidence, spec.json_mode, spec.base_url) == (0.8, False, "http://x/v1")
+    changed = ModelSpec.of("m", OpenAIEntry.model_validate({**raw, "concurrency": 2}))
+    assert changed.concurrency == 2 and changed.price == Price()
