@@ -86,9 +86,25 @@ def test_nested_sections_drop_their_runtime_only_fields() -> None:
 
 
 def test_steps_do_not_import_the_checks() -> None:
-    modules = closure("lecode.steps.simulate")
-    assert "lecode.config.models" in modules
-    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment"}
-    assert not checks & set(modules)
+    import pkgutil
+
+    import lecode.steps
+
+    assert "lecode.config.models" in closure("lecode.steps.simulate")
+    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment", "lecode.plan"}
+    for step in pkgutil.iter_modules(lecode.steps.__path__):
+        assert not checks & set(closure(f"lecode.steps.{step.name}")), step.name
     # strategy names are checked with the experiment: a job digests only the strategy it runs
     assert "lecode.strategies" not in closure("lecode.steps.shard_dataset")
+
+
+def test_the_endpoint_spec_has_no_defaults_of_its_own() -> None:
+    from lecode.llm.spec import ModelSpec
+
+    raw = {"backend": "openai", "base_url": "http://x/v1/", "model": "m"}
+    spec = ModelSpec.from_config("m", raw)
+    assert spec == ModelSpec.of("m", OpenAIEntry.model_validate(raw))
+    assert (spec.concurrency, spec.timeout, spec.max_retries) == (4, 120.0, 6)
+    assert (spec.threshold_confidence, spec.json_mode, spec.base_url) == (0.8, False, "http://x/v1")
+    changed = ModelSpec.of("m", OpenAIEntry.model_validate({**raw, "concurrency": 2}))
+    assert changed.concurrency == 2 and changed.price == Price()
