@@ -91,7 +91,7 @@ def test_steps_do_not_import_the_checks() -> None:
     import lecode.steps
 
     assert "lecode.config.models" in closure("lecode.steps.simulate")
-    checks = {"lecode.preflight", "lecode.settings", "lecode.config.experiment", "lecode.plan"}
+    checks = {"lecode.preflight", "lecode.config.experiment", "lecode.plan"}
     for step in pkgutil.iter_modules(lecode.steps.__path__):
         assert not checks & set(closure(f"lecode.steps.{step.name}")), step.name
     # strategy names are checked with the experiment: a job digests only the strategy it runs

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 
+from lecode.config.experiment import Settings
 from lecode.corpus import rules
 from lecode.corpus.annotate import run as annotate
 from lecode.corpus.annotations import Stage2Annotation, read_records
 from lecode.corpus.plan import STEPS, CorpusPlan
 from lecode.corpus.transcripts import read_transcripts, transcript_files
 from lecode.llm.mock import MockServer
-from lecode.settings import Settings
 from tests.support.mock_llm import KEY_ENV, model_cfg
 
 REPO = Path(__file__).resolve().parent.parent

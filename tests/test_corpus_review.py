@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.sections import RougeSettings
 from lecode.corpus.agreement import cohen_kappa, percent_agreement
 from lecode.corpus.annotations import (
     AnnotatedUtterance,
@@ -22,7 +23,6 @@ from lecode.corpus.review import ReviewError, export_review, import_review
 from lecode.corpus.settings import CorpusSplit
 from lecode.corpus.specs import AgreementSpec, AssembleSpec
 from lecode.dataset import load_cases
-from lecode.settings import RougeSettings
 from lecode.specs import FileRef
 from lecode.steps import corpus_agreement, corpus_assemble
 from lecode.text import JiebaTokenizer

@@ -14,11 +14,11 @@ import yaml
 
 from lecode import paths
 from lecode.cli import main
+from lecode.config.experiment import Settings
 from lecode.plan import Plan
 from lecode.progress import Progress, duration, failure_kind
 from lecode.recordio import dumps, write_matches, write_transcripts
 from lecode.records import Matches, RoleUsage, Transcript, Turn
-from lecode.settings import Settings
 from lecode.status import Reader, collect, incomplete_outputs, last_progress, render
 from tests.support.cases import synthetic_cases, write_jsonl
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from lecode import provenance as prov
+from lecode.config.experiment import Settings
 from lecode.dataset import to_lecode_json
 from lecode.plan import Plan
 from lecode.recordio import (
@@ -24,12 +25,11 @@ from lecode.recordio import (
     write_matches,
     write_transcripts,
 )
-from lecode.records import RoleUsage
+from lecode.records import RoleUsage, Served
 from lecode.report import document
 from lecode.report.document import SCHEMA_VERSION, DocumentError, cell_id, load, load_all
 from lecode.report.render import CSV_COLUMNS
 from lecode.selftest import DATA_DIR
-from lecode.settings import Settings
 from lecode.specs import file_sha256
 from lecode.steps import aggregate_scores, score_system, shard_dataset
 from lecode.steps import tables as tables_step
@@ -77,6 +77,12 @@ def project_params() -> dict[str, Any]:
     }
 
 
+def served(strategy: str, *, last: bool) -> Served:
+    """Five replies per dialogue, all naming ``mock-2024-01`` (configured: ``mock``)."""
+    fingerprint = "fp-b" if last and strategy == "zero_shot" else "fp-a"
+    return Served(models={"mock-2024-01": 5}, fingerprints={fingerprint: 5})
+
+
 def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNamespace:
     """A finished tiny run under ``root`` (cwd), laid out by the plan as the workflow lays it
     out: shards, transcripts, matches, per-system and aggregate scores, and the tables."""
@@ -106,9 +112,12 @@ def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNam
                     "strategy": st,
                     "usage": {"expert": RoleUsage(calls=5, cached=2)} if llm else {},
                     "provenance": reported,
+                    # an alias answered by a dated model whose fingerprint changes at the last
+                    # dialogue (zero-shot only)
+                    "served": {"expert": served(st, last=i == len(base_ts) - 1)} if llm else {},
                 }
             )
-            for t in base_ts
+            for i, t in enumerate(base_ts)
         ]
         ms = [m.model_copy(update={"expert": ex, "strategy": st}) for m in base_ms]
         if not llm or st == "few_shot":  # these elicit less: drop the last question's facts
@@ -352,3 +361,23 @@ def test_git_state_is_the_last_change_to_code_config_or_data(tmp_path: Path) -> 
     (tmp_path / "params.yaml").write_text("a: 1\n")
     (tmp_path / "workflow" / "new.py").write_text("")  # untracked code counts too
     assert prov.git_state(tmp_path).dirty is True
+
+
+def test_the_model_that_answered_is_counted_and_noted_under_table3(
+    project: SimpleNamespace,
+) -> None:
+    doc = load(TABLES, "table3")
+    llm = doc.systems["llmx/zero_shot"]
+    # four dialogues of five replies each; the last dialogue's fingerprint changed
+    assert llm.served["expert"] == Served(
+        models={"mock-2024-01": 20}, fingerprints={"fp-a": 15, "fp-b": 5}
+    )
+    assert doc.systems["alpha/baseline"].served == {}
+    assert doc.notes[-1] == (
+        "LLM − X: configured model id mock, replies named mock-2024-01 ×20; "
+        "the system_fingerprint changed within the run: fp-a ×15, fp-b ×5."
+    )
+    md = Path(TABLES, "table3.md").read_text(encoding="utf-8")
+    assert "configured model id mock, replies named mock-2024-01 ×20" in md
+    # few-shot is not a Table 3 row; Table 6 carries no such note
+    assert not any("configured model id" in n for n in load(TABLES, "table6").notes)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from lecode.config.experiment import Settings
 from lecode.llm.mock import MockServer
 from lecode.plan import Plan
-from lecode.settings import Settings
 from tests.support.mock_llm import KEY_ENV, model_cfg
 
 REPO = Path(__file__).resolve().parent.parent

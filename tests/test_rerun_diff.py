@@ -71,7 +71,7 @@ def steps_of(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_comments_and_docstrings_rerun_nothing(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    settings = repo / "workflow/lecode/settings.py"
+    settings = repo / "workflow/lecode/config/models.py"
     text = settings.read_text(encoding="utf-8")
     settings.write_text('"""Reworded. ' + text[3:] + "\n# a note\n", encoding="utf-8")
     metric = repo / "workflow/lecode/metrics/clarification.py"
@@ -81,12 +81,12 @@ def test_comments_and_docstrings_rerun_nothing(
     assert code == 0
     assert "Nothing reruns" in out
     assert "2 files changed only in comments, docstrings or layout" in out
-    assert "lecode.metrics.clarification, lecode.settings" in out
+    assert "lecode.config.models, lecode.metrics.clarification" in out
 
     code, out, _ = plan_diff("HEAD", "--json", capsys=capsys)
     data = json.loads(out)
     assert data["steps"] == [] and data["files"] == [] and data["settings"] == []
-    assert data["cosmetic"] == ["lecode/metrics/clarification.py", "lecode/settings.py"]
+    assert data["cosmetic"] == ["lecode/config/models.py", "lecode/metrics/clarification.py"]
 
 
 def test_a_metric_edit_reruns_the_steps_that_hold_it(

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.experiment import Settings
 from lecode.llm.mock import MockServer
 from lecode.sentinel import agreement, load_anchors, load_stored
-from lecode.settings import Settings
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
 from lecode.steps.judge_sentinel import run
 from tests.support.mock_llm import KEY_ENV, model_cfg

@@ -10,13 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from lecode.settings import (
-    SCHEMA_PATH,
-    Settings,
-    SettingsError,
-    preflight,
-    json_schema,
-)
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
+from lecode.preflight import SCHEMA_PATH, json_schema, preflight
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_TEST = str(REPO / "data/sample/sample_testset.jsonl")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from lecode.config.experiment import Settings, deep_merge
 from lecode.plan import Plan
-from lecode.settings import Settings, deep_merge
 from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent

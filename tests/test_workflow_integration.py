@@ -171,7 +171,7 @@ def test_a_code_edit_reruns_exactly_the_dependent_jobs(
 
 @pytest.mark.slow
 def test_comments_rerun_nothing_and_a_metric_edit_reruns_the_scoring(project: Path) -> None:
-    settings = project / "workflow/lecode/settings.py"
+    settings = project / "workflow/lecode/config/models.py"
     metric = project / "workflow/lecode/metrics/clarification.py"
     originals = {p: p.read_bytes() for p in (settings, metric)}
     try:

@@ -87,7 +87,7 @@ def planned_jobs(plan: Any) -> list[Job]:
 
 
 def build_settings(data: Mapping[str, Any], source: str) -> Any:
-    from lecode.settings import Settings
+    from lecode.config.experiment import Settings
 
     return Settings.parse(data, source=source)
 
@@ -138,7 +138,7 @@ def load_params(texts: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """The files' mappings merged in order, as ``Settings.load`` and Snakemake merge them."""
     import yaml
 
-    from lecode.settings import deep_merge
+    from lecode.config.experiment import deep_merge
 
     merged: dict[str, Any] = {}
     for name, text in texts:
@@ -440,7 +440,7 @@ def render_plan(jobs: list[Job]) -> str:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from lecode.settings import SettingsError
+    from lecode.config.base import SettingsError
 
     try:
         if args.diff is not None:

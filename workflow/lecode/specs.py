@@ -1,6 +1,6 @@
 """Per-job specifications: everything that decides one job's outputs, and nothing else.
 
-Each step gets a typed spec derived from :class:`lecode.settings.Settings` by
+Each step gets a typed spec derived from :class:`lecode.config.experiment.Settings` by
 :class:`lecode.plan.Plan`. A spec's :meth:`~JobSpec.digest` (sha256 of its canonical JSON,
 runtime-only settings left out) is the directory its outputs live in, the key of its
 journal, and what provenance records; the rule hands the spec's JSON to the job
