@@ -93,6 +93,8 @@ def test_explain_cell_names_value_jobs_inputs_hashes_models_code(
     assert f"spec digest {doc.spec_digest}" in text
     assert "expert: 8 of 20 responses" in text
     assert "expert.reported_model: mock-2024-01" in text
+    # which model answered, counted over the system's replies
+    assert "expert: model mock-2024-01 ×20; fingerprint fp-a ×15, fp-b ×5" in text
     assert '"temperature": 0.5' in text and "api_key_env" not in text
     assert "shards: ok" in text and '"resamples": 200' in text
     assert "uncommitted changes" in text or "not built inside a git repository" in text

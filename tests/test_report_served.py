@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lecode.agents.base import UsageMeter
 from lecode.records import Served, Transcript, Turn
-from lecode.report.served import served_by_system, served_note, served_notes
+from lecode.report.served import served_by_role, served_note
 
 
 def transcript(case: str, expert: str, served: Served) -> Transcript:
@@ -30,24 +30,21 @@ def test_the_meter_counts_every_reply_by_role() -> None:
     assert meter.served["client"] == Served(models={"qwen": 1}, fingerprints={"": 1})
 
 
-def test_counts_sum_per_system_and_the_note_names_what_answered() -> None:
+def test_counts_sum_per_role_and_the_note_names_what_answered() -> None:
     a = Served(models={"deepseek-chat": 3}, fingerprints={"fp_a": 3})
     b = Served(models={"deepseek-chat": 1, "deepseek-v3.2": 2}, fingerprints={"fp_a": 1, "fp_b": 2})
-    ts = [transcript("1", "ds", a), transcript("2", "ds", b), transcript("1", "gpt", a)]
-    by = served_by_system(ts)
-    assert by[("ds", "zero_shot")] == Served(
-        models={"deepseek-chat": 4, "deepseek-v3.2": 2}, fingerprints={"fp_a": 4, "fp_b": 2}
-    )
-    notes = served_notes(
-        by,
-        configured={("ds", "zero_shot"): "deepseek-chat", ("gpt", "zero_shot"): "deepseek-chat"},
-        labels={("gpt", "zero_shot"): "GPT", ("ds", "zero_shot"): "DeepSeek-V3"},
-    )
-    # the gpt system was served as configured with one fingerprint: no note
-    assert notes == [
+    by = served_by_role([transcript("1", "ds", a), transcript("2", "ds", b)])
+    assert by == {
+        "expert": Served(
+            models={"deepseek-chat": 4, "deepseek-v3.2": 2}, fingerprints={"fp_a": 4, "fp_b": 2}
+        )
+    }
+    assert served_note("DeepSeek-V3", "deepseek-chat", by["expert"]) == (
         "DeepSeek-V3: configured model id deepseek-chat, replies named deepseek-chat ×4, "
         "deepseek-v3.2 ×2; the system_fingerprint changed within the run: fp_a ×4, fp_b ×2."
-    ]
+    )
+    # served as configured with one fingerprint: no note
+    assert served_note("GPT", "deepseek-chat", a) is None
 
 
 def test_a_dated_answer_to_an_alias_is_noted_and_silence_is_not() -> None:

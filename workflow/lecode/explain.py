@@ -25,6 +25,7 @@ from pydantic import TypeAdapter
 
 from lecode.report.document import DocumentError, SystemInfo, TableDocument, load
 from lecode.report.model import FROM_PAPER, FROM_SCORES, Cell, Row
+from lecode.report.served import served_lines
 from lecode.specs import file_sha256
 
 DEFAULT_TABLES = "reports/tables"
@@ -275,6 +276,9 @@ def _system_lines(key: str, s: SystemInfo, root: Path, verify: bool) -> list[str
     if s.reported:
         out.append("  reported by the roles in the transcripts:")
         out += [f"    {k}: {v}" for k, v in s.reported.items()]
+    if s.served:
+        out.append("  model ids and system fingerprints the replies named, counted:")
+        out += [f"    {line}" for line in served_lines(s.served)]
     return out
 
 
@@ -380,6 +384,7 @@ def summary_text(doc: TableDocument, cell: Cell) -> str:
         }
         if served:
             lines.append("  reported " + "; ".join(f"{k} {v}" for k, v in served.items()))
+        lines += [f"  replies: {line}" for line in served_lines(s.served)]
     if run is not None:
         lines.append(f"test {run.dataset.test.path} sha256 {run.dataset.test.sha256[:16]}…")
         if run.git.commit:

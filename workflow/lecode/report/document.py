@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from lecode.config.roles import System
 from lecode.config.sections import ReportSettings
 from lecode.recordio import atomic_write_text
+from lecode.records import Served
 from lecode.report.model import PAPER, Aggregation, Cell, Row, StatsTable, Table
 from lecode.report.spec import Metric
 from lecode.specs import FileRef
@@ -146,6 +147,8 @@ class SystemInfo(_Model):
     #: What the roles reported about themselves in the transcripts (a key with several
     #: values keeps them all): served model ids, system fingerprints, template hashes.
     reported: dict[str, str | list[str]] = {}
+    #: Per role, every model id and system fingerprint the endpoint's replies named, counted.
+    served: dict[str, Served] = {}
 
 
 class Provenance(_Model):

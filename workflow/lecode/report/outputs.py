@@ -28,6 +28,7 @@ from lecode.report.document import (
 )
 from lecode.report.model import Row, Table
 from lecode.report.paper import PaperNumbers, load_paper_numbers
+from lecode.report.served import served_notes
 from lecode.report.spec import (
     FEW_SHOT,
     ZERO_SHOT,
@@ -222,6 +223,11 @@ def build_documents(
         docs[name] = metrics_document(
             table, prov, threshold=settings.coverage_threshold, bootstrap=boot
         )
+    if "table3" in docs:  # which model answered, where it is not the configured one
+        doc = docs["table3"]
+        served = served_notes(prov, [s.id for s in sys_list if s.id in doc.systems])
+        if served:
+            docs["table3"] = doc.model_copy(update={"notes": (*doc.notes, *served)})
     if usage is not None:
         summary = usage_summary(usage, sys_list)
         if audit is not None:
