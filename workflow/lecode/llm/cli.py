@@ -89,8 +89,17 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     from lecode.llm.forecast import forecast
 
     settings = Settings.load(args.params[0], *args.params[1:])
+    if not 0.0 <= args.cached_share <= 1.0:
+        print(
+            f"lecode forecast: --cached-share {args.cached_share}: not in [0, 1]", file=sys.stderr
+        )
+        return 2
     fc = forecast(
-        settings, questions=args.questions, tokens_per_char=args.tokens_per_char, cases=args.cases
+        settings,
+        questions=args.questions,
+        tokens_per_char=args.tokens_per_char,
+        cases=args.cases,
+        cached_share=args.cached_share,
     )
     if args.json:
         print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))
@@ -155,6 +164,13 @@ def register(subparsers: Any) -> None:
         help="questions per dialogue (default: simulation.max_turns, the bound)",
     )
     p.add_argument("--tokens-per-char", type=float, default=0.75)
+    p.add_argument(
+        "--cached-share",
+        type=float,
+        default=0.0,
+        help="share of prompt tokens assumed read from the provider's prompt cache for models "
+        "whose stored responses never reported cached tokens (default 0; measured otherwise)",
+    )
     p.add_argument(
         "--cases",
         type=int,

@@ -7,17 +7,26 @@ the upper bound), using the real prompt templates and case texts for prompt size
 typical lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests
 already in the response store are not subtracted (their keys depend on the replies), so the
 forecast is an upper bound for a rerun.
+
+Prompt caching: each expert and client call resends the growing dialogue, so most of its prompt
+is a prefix the provider has seen, billed at ``price.cached_prompt``. The share of prompt tokens
+read from the provider's cache is taken from the model's earlier runs (its stored responses
+that report cached tokens, :func:`measured_cached_share`); a model without such responses uses
+the stated assumption ``cached_share`` (default 0: every prompt token at the full price), and
+the forecast says which it used.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lecode import strategies
 from lecode.config.experiment import Settings
-from lecode.config.models import OpenAIEntry, VLLMEntry
+from lecode.config.models import OpenAIEntry, Price, VLLMEntry
 from lecode.config.roles import ExpertRole
 from lecode.dataset import load_cases
 from lecode.llm.spec import ModelSpec
@@ -34,6 +43,47 @@ CONFIDENCE_REPLY_CHARS = 3
 TEXT_REPLY_CHARS = 200  # a private plan
 
 
+@dataclass(frozen=True)
+class CachedShare:
+    """The share of prompt tokens a model's provider reads from its prompt cache, and where
+    that number comes from."""
+
+    share: float
+    responses: int = 0  # stored responses that reported cached tokens; 0: an assumption
+
+    @property
+    def source(self) -> str:
+        if self.responses:
+            return f"measured over {self.responses} stored responses"
+        return "assumed"
+
+
+def measured_cached_share(store_dir: str | Path, spec: ModelSpec) -> CachedShare | None:
+    """The cached share of prompt tokens over ``spec``'s stored responses that report cached
+    tokens (earlier runs of this model entry at this endpoint), or None when none does."""
+    from lecode.llm.keys import model_identity, partition_name
+    from lecode.llm.store import decode_line
+
+    identity = model_identity(spec.name, spec.identity_url, spec.served_model)
+    part = Path(store_dir) / partition_name(identity)
+    prompt = cached = responses = 0
+    for seg in sorted(part.glob("seg-*")) if part.is_dir() else []:
+        with open(seg, "rb") as fh:
+            for line in fh:
+                decoded = decode_line(line.rstrip(b"\n"))
+                if decoded is None:
+                    continue
+                response = json.loads(decoded[1]).get("response") or {}
+                if response.get("cached_prompt_tokens") is None:
+                    continue
+                responses += 1
+                prompt += int(response.get("prompt_tokens") or 0)
+                cached += int(response["cached_prompt_tokens"])
+    if not responses or not prompt:
+        return None
+    return CachedShare(min(1.0, cached / prompt), responses)
+
+
 @dataclass
 class Line:
     role: str
@@ -41,14 +91,20 @@ class Line:
     calls: int = 0
     prompt_chars: int = 0
     completion_chars: int = 0
-    price: tuple[float, float] = (0.0, 0.0)
+    price: Price = field(default_factory=Price)
+    cached: CachedShare = field(default_factory=lambda: CachedShare(0.0))
 
     def tokens(self, per_char: float) -> tuple[int, int]:
         return round(self.prompt_chars * per_char), round(self.completion_chars * per_char)
 
+    def cached_tokens(self, per_char: float) -> int:
+        """Prompt tokens expected from the provider's cache (only where caching is priced
+        apart or measured)."""
+        return round(self.tokens(per_char)[0] * self.cached.share)
+
     def cost(self, per_char: float) -> float:
         p, c = self.tokens(per_char)
-        return (p * self.price[0] + c * self.price[1]) / 1000.0
+        return self.price.cost(p, c, cached_prompt=self.cached_tokens(per_char))
 
 
 @dataclass
@@ -57,12 +113,15 @@ class Forecast:
     questions: int
     tokens_per_char: float
     lines: dict[tuple[str, str], Line] = field(default_factory=dict)
+    #: the cached share of each model (by entry name), measured or assumed
+    cached: dict[str, CachedShare] = field(default_factory=dict)
 
     def add(self, role: str, spec: ModelSpec, prompt: int, completion: int, calls: int = 1) -> None:
         line = self.lines.get((role, spec.name))
         if line is None:
-            price = (spec.price.prompt, spec.price.completion)
-            line = self.lines[(role, spec.name)] = Line(role, spec.name, price=price)
+            cached = self.cached.get(spec.name, CachedShare(0.0))
+            line = Line(role, spec.name, price=spec.price, cached=cached)
+            self.lines[(role, spec.name)] = line
         line.calls += calls
         line.prompt_chars += prompt
         line.completion_chars += completion
@@ -77,6 +136,9 @@ class Forecast:
                     "model": model,
                     "calls": line.calls,
                     "prompt_tokens": p,
+                    "cached_prompt_tokens": line.cached_tokens(self.tokens_per_char),
+                    "cached_share": round(line.cached.share, 4),
+                    "cached_share_source": line.cached.source,
                     "completion_tokens": c,
                     "cost": round(line.cost(self.tokens_per_char), 4),
                 }
@@ -91,7 +153,7 @@ class Forecast:
         )
         lines = [
             head,
-            f"{'role':8s} {'model':24s} {'calls':>8s} {'prompt':>12s} "
+            f"{'role':8s} {'model':24s} {'calls':>8s} {'prompt':>12s} {'cached':>10s} "
             f"{'completion':>12s} {'cost':>10s}",
         ]
         total = 0.0
@@ -99,9 +161,14 @@ class Forecast:
             total += r["cost"]
             lines.append(
                 f"{r['role']:8s} {r['model']:24s} {r['calls']:8d} {r['prompt_tokens']:12d} "
-                f"{r['completion_tokens']:12d} {r['cost']:10.4f}"
+                f"{r['cached_prompt_tokens']:10d} {r['completion_tokens']:12d} {r['cost']:10.4f}"
             )
         lines.append(f"total cost {total:.4f} (upper bound: store hits not subtracted)")
+        for name, c in sorted(self.cached.items()):
+            lines.append(
+                f"cached prompt share of {name}: {c.share:.0%} ({c.source}; billed at "
+                "price.cached_prompt, else at the prompt price)"
+            )
         return "\n".join(lines)
 
 
@@ -120,10 +187,12 @@ def forecast(
     tokens_per_char: float = 0.75,
     cases: int | None = None,
     experts: Sequence[ExpertRole] | None = None,
+    cached_share: float = 0.0,
 ) -> Forecast:
     """Calls, tokens and cost per role and model. ``cases``: forecast that many dialogues,
     cycling through the configured test cases (their lengths stand for the real set's);
-    ``experts``: only these (default: every configured expert)."""
+    ``experts``: only these (default: every configured expert); ``cached_share``: the share of
+    prompt tokens assumed cached by the provider for models with no measured share."""
     models = settings.models
     max_turns = settings.simulation.max_turns
     q = max_turns if questions is None else min(questions, max_turns)
@@ -134,7 +203,13 @@ def forecast(
 
     def spec_of(name: str) -> ModelSpec | None:
         entry = models[name]
-        return ModelSpec.of(name, entry) if isinstance(entry, (OpenAIEntry, VLLMEntry)) else None
+        if not isinstance(entry, (OpenAIEntry, VLLMEntry)):
+            return None
+        spec = ModelSpec.of(name, entry)
+        if name not in fc.cached:
+            measured = measured_cached_share(settings.llm.store_dir, spec)
+            fc.cached[name] = measured or CachedShare(cached_share)
+        return spec
 
     client_spec = spec_of(settings.client.model)
     client_calls: list[tuple[Call, PromptTemplate]] = []
