@@ -118,7 +118,7 @@ def simulate_experts(
     """Every case with every expert strategy, all at once in one event loop, sharing the
     endpoint's concurrency limit (as the experts of one job would). ``seconds`` covers the
     building of the roles and the consultations."""
-    cfg: dict[str, Any] = model_cfg(ep.url, concurrency=concurrency, timeout=timeout)
+    cfg = model_cfg(ep.url, concurrency=concurrency, timeout=timeout)
     started = time.perf_counter()
     wall_started = time.time()
     cpu_started = time.process_time()

@@ -18,7 +18,7 @@ from lecode.corpus.annotations import Stage2Annotation, read_records
 from lecode.corpus.plan import STEPS, CorpusPlan
 from lecode.corpus.transcripts import read_transcripts, transcript_files
 from lecode.llm.mock import MockServer
-from tests.support.mock_llm import KEY_ENV, model_cfg
+from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,7 +32,7 @@ def mock(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
 
 def plan_for(url: str, tmp_path: Path, *, replay: bool) -> CorpusPlan:
     params: dict[str, Any] = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
-    params["models"]["annotator"] = model_cfg(url)
+    params["models"]["annotator"] = model_dict(url)
     params["corpus"] = {
         "transcripts": str(REPO / "data" / "transcripts"),
         "n_shards": 2,

@@ -39,6 +39,7 @@ from lecode.llm.runtime import LLMRuntime
 from lecode.llm.vllm import free_port
 from lecode.records import Transcript
 from lecode.simulate import simulate_case
+from tests.support.mock_llm import entry
 
 pytestmark = pytest.mark.slow
 
@@ -140,9 +141,9 @@ def consult(url: str, store: Path) -> tuple[Transcript, LLMRuntime]:
     rt = LLMRuntime.create(store, retry=RetryPolicy(base_delay=0.5, max_delay=2.0), max_turns=2)
     ctx = RoleContext(runtime=rt)
     expert = build_expert(
-        "human_replay", {"backend": "offline", "agent": "human_replay"}, "baseline", ctx
+        "human_replay", entry("h", {"backend": "offline", "agent": "human_replay"}), "baseline", ctx
     )
-    cfg = {
+    raw = {
         "backend": "openai",
         "base_url": url,
         "model": ALIAS,
@@ -153,7 +154,7 @@ def consult(url: str, store: Path) -> tuple[Transcript, LLMRuntime]:
         "max_retries": 1,
         "concurrency": 1,
     }
-    client = build_client(ALIAS, cfg, "first_person_dialogue", ctx)
+    client = build_client(ALIAS, entry(ALIAS, raw), "first_person_dialogue", ctx)
     transcript = asyncio.run(simulate_case(case, expert, client, strategy="baseline", max_turns=2))
     rt.close()
     return transcript, rt

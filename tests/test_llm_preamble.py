@@ -18,10 +18,10 @@ from lecode.llm.mock import MockServer
 from lecode.records import Transcript
 from lecode.simulate import simulate_case
 from tests.conftest import REPO
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
+from tests.support.mock_llm import KEY_ENV, entry, model_cfg, runtime
 
 SAMPLE = REPO / "data" / "sample" / "sample_testset.jsonl"
-CLIENT = {"backend": "offline", "agent": "fact_lookup", "max_facts": 3}
+CLIENT = entry("fact_lookup", {"backend": "offline", "agent": "fact_lookup", "max_facts": 3})
 
 
 @pytest.fixture

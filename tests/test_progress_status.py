@@ -21,6 +21,7 @@ from lecode.recordio import dumps, write_matches, write_transcripts
 from lecode.records import Matches, RoleUsage, Transcript, Turn
 from lecode.status import Reader, collect, incomplete_outputs, last_progress, render
 from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import entry
 
 
 class Clock:
@@ -114,10 +115,13 @@ def test_simulate_cases_logs_progress_to_the_end(
     cases = load_cases(write_jsonl(tmp_path / "c.jsonl", synthetic_cases(4)))
     ctx = RoleContext()
     expert = build_expert(
-        "human_replay", {"backend": "offline", "agent": "human_replay"}, "baseline", ctx
+        "human_replay", entry("h", {"backend": "offline", "agent": "human_replay"}), "baseline", ctx
     )
     client = build_client(
-        "fact_lookup", {"backend": "offline", "agent": "fact_lookup"}, "first_person_dialogue", ctx
+        "fact_lookup",
+        entry("f", {"backend": "offline", "agent": "fact_lookup"}),
+        "first_person_dialogue",
+        ctx,
     )
     journal = DialogueJournal(tmp_path / "j.jsonl")
     asyncio.run(

@@ -14,7 +14,7 @@ import pytest
 from lecode.config.experiment import Settings
 from lecode.llm.mock import MockServer
 from lecode.plan import Plan
-from tests.support.mock_llm import KEY_ENV, model_cfg
+from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
 TEST = REPO / "data" / "sample" / "sample_testset.jsonl"
@@ -24,7 +24,7 @@ def _params(url: str = "http://127.0.0.1:9/v1", **replicates: Any) -> dict[str, 
     return {
         "dataset": {"train": str(TEST), "test": str(TEST), "n_shards": 1},
         "models": {
-            "mock": model_cfg(url),
+            "mock": model_dict(url),
             "lexical": {"backend": "offline", "agent": "lexical"},
         },
         "experts": [{"model": "mock", "strategy": "zero_shot"}],

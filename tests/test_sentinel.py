@@ -14,7 +14,7 @@ from lecode.llm.mock import MockServer
 from lecode.sentinel import agreement, load_anchors, load_stored
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
 from lecode.steps.judge_sentinel import run
-from tests.support.mock_llm import KEY_ENV, model_cfg
+from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
 ANCHORS = REPO / "data" / "anchors" / "judge_anchors.jsonl"
@@ -72,7 +72,7 @@ def _spec(url: str, tmp_path: Path, epoch: str, threshold: float = 0.8) -> Senti
     entry = Settings.parse(
         {
             "dataset": {"train": "x", "test": "x", "n_shards": 1},
-            "models": {"mock": model_cfg(url)},
+            "models": {"mock": model_dict(url)},
             "experts": [{"model": "mock", "strategy": "zero_shot"}],
             "client": {"model": "mock"},
             "matcher": {"model": "mock"},

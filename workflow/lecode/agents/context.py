@@ -7,7 +7,7 @@ so a step's code fingerprint covers only the roles it plays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,23 +38,6 @@ class RoleContext:
     runtime: Any = None
 
 
-def typed_entry(model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelEntry:
-    """The typed entry a builder plays (a mapping, from a tool or a test, is validated)."""
-    from lecode.config.base import SettingsError
-    from lecode.config.models import model_entry
-
-    try:
-        return model_entry(model_name, model_cfg)
-    except SettingsError as exc:
-        raise ConfigurationError(str(exc)) from None
-
-
-def offline_agent(model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> str | None:
-    """The offline agent of an entry, or None for an LLM entry."""
-    entry = typed_entry(model_name, model_cfg)
-    return None if entry.is_llm else entry.agent  # type: ignore[union-attr]
-
-
 def llm_runtime(ctx: RoleContext, model_name: str) -> LLMRuntime:
     from lecode.llm.runtime import LLMRuntime
 
@@ -75,12 +58,10 @@ def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTem
         raise ConfigurationError(str(exc)) from exc
 
 
-def endpoint(
-    ctx: RoleContext, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]
-) -> Endpoint:
+def endpoint(ctx: RoleContext, model_name: str, entry: ModelEntry) -> Endpoint:
     from lecode.llm.errors import LLMConfigError
 
     try:
-        return llm_runtime(ctx, model_name).endpoint(model_name, model_cfg)
+        return llm_runtime(ctx, model_name).endpoint(model_name, entry)
     except LLMConfigError as exc:
         raise ConfigurationError(str(exc)) from exc

@@ -175,11 +175,9 @@ ModelEntry = Annotated[OfflineEntry | OpenAIEntry | VLLMEntry, Field(discriminat
 _ENTRY: TypeAdapter[ModelEntry] = TypeAdapter(ModelEntry)
 
 
-def model_entry(name: str, value: ModelEntry | Mapping[str, Any]) -> ModelEntry:
-    """The typed entry ``name``: a mapping (from a tool or a test) is validated here, with the
-    same defaults as in ``params.yaml``."""
-    if not isinstance(value, Mapping):
-        return value
+def model_entry(name: str, value: Mapping[str, Any]) -> ModelEntry:
+    """The typed entry ``name`` of a mapping (a tool's or a JSON file's), validated with the same
+    defaults as in ``params.yaml``; the library takes typed entries only."""
     try:
         return _ENTRY.validate_python(dict(value))
     except ValidationError as exc:

@@ -58,9 +58,10 @@ def run(step: str, spec: AnnotateSpec, *, previous: str | None, out: str) -> int
     ctx = None
     if spec.annotator is not None:
         ctx = role_context(spec.runtime, [spec.annotator], job=f"corpus {step} {spec.shard}")
-        cfg = spec.annotator.entry.model_dump(mode="json")
         name = spec.annotator.name
-        annotator = LLMAnnotator(name, endpoint(ctx, name, cfg), annotator_templates())
+        annotator = LLMAnnotator(
+            name, endpoint(ctx, name, spec.annotator.entry), annotator_templates()
+        )
     meter = UsageMeter()
     try:
         records: list[Any] = asyncio.run(_step(step, annotator, previous, spec, meter))

@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from lecode.config.models import ModelEntry, VLLMEntry, model_entry
+from lecode.config.models import ModelEntry, VLLMEntry
 from lecode.config.sections import LLMSettings, SimulationSettings, replay_forced
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
@@ -30,7 +30,7 @@ from lecode.llm.ledger import UsageLedger
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
 from lecode.llm.retry import RetryPolicy
-from lecode.llm.spec import ModelSpec
+from lecode.llm.spec import ModelSpec, llm_entry
 from lecode.llm.store import ResponseStore
 from lecode.llm.vllm import ensure_base_url
 
@@ -51,7 +51,7 @@ class LLMRuntime:
         retry: RetryPolicy,
         ledger: UsageLedger,
         servers_dir: Path,
-        models: Mapping[str, ModelEntry | Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry] | None = None,
         environ: Mapping[str, str] | None = None,
         adapters: Mapping[str, str] | None = None,
     ) -> None:
@@ -60,10 +60,8 @@ class LLMRuntime:
         self.retry = retry
         self.ledger = ledger
         self.servers_dir = servers_dir
-        #: every entry the job may need, typed (mappings from tools and tests are validated)
-        self.models: dict[str, ModelEntry] = {
-            k: model_entry(k, v) for k, v in (models or {}).items()
-        }
+        #: every entry the job may need
+        self.models: dict[str, ModelEntry] = dict(models or {})
         self.environ = environ
         self.adapters = dict(adapters or {})
         self.limits = EndpointLimits()
@@ -80,7 +78,7 @@ class LLMRuntime:
         retry: RetryPolicy | None = None,
         ledger_path: str | Path | None = None,
         servers_dir: str | Path | None = None,
-        models: Mapping[str, ModelEntry | Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry] | None = None,
         environ: Mapping[str, str] | None = None,
         durable: bool = True,
         adapters: Mapping[str, str] | None = None,
@@ -137,8 +135,8 @@ class LLMRuntime:
         out.job = job
         return out
 
-    def spec(self, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> ModelSpec:
-        spec = ModelSpec.from_config(model_name, model_cfg)
+    def spec(self, model_name: str, entry: ModelEntry) -> ModelSpec:
+        spec = ModelSpec.of(model_name, llm_entry(model_name, entry))
         if spec.backend == "vllm" and spec.serve is None and spec.server:
             server = self.models.get(spec.server)
             if isinstance(server, VLLMEntry) and server.model_path:
@@ -184,11 +182,11 @@ class LLMRuntime:
                 "the target sft_adapters (README, 'SFT strategies')"
             )
 
-    def endpoint(self, model_name: str, model_cfg: ModelEntry | Mapping[str, Any]) -> Endpoint:
+    def endpoint(self, model_name: str, entry: ModelEntry) -> Endpoint:
         """The (shared) endpoint of one model entry."""
         endpoint = self._endpoints.get(model_name)
         if endpoint is None:
-            spec = self.spec(model_name, model_cfg)
+            spec = self.spec(model_name, entry)
             resolver = None
             if spec.backend == "vllm":
                 server = spec.server or spec.name
@@ -214,7 +212,7 @@ class LLMRuntime:
                 environ=self.environ,
             )
             self._endpoints[model_name] = endpoint
-        elif endpoint.spec != self.spec(model_name, model_cfg):
+        elif endpoint.spec != self.spec(model_name, entry):
             raise LLMConfigError(f"models.{model_name}: two different configurations in one job")
         return endpoint
 

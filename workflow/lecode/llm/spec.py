@@ -156,23 +156,23 @@ class ModelSpec:
         )
 
     @classmethod
-    def from_config(cls, name: str, cfg: ModelEntry | Mapping[str, Any]) -> ModelSpec:
-        """The spec of entry ``name`` given as a mapping (tools, tests) or typed."""
-        entry = llm_entry(name, cfg)
-        return cls.of(name, entry)
+    def from_config(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
+        """The spec of entry ``name`` written as a mapping (a tool's, a JSON file's): the edge
+        where a mapping becomes a typed entry (:func:`~lecode.config.models.model_entry`)."""
+        if "api_key" in cfg:
+            raise LLMConfigError(
+                f"models.{name}: write the key into an environment variable and name it "
+                "with api_key_env; keys are never read from configuration files"
+            )
+        try:
+            entry = model_entry(name, cfg)
+        except SettingsError as exc:
+            raise LLMConfigError(str(exc)) from None
+        return cls.of(name, llm_entry(name, entry))
 
 
-def llm_entry(name: str, cfg: ModelEntry | Mapping[str, Any]) -> OpenAIEntry | VLLMEntry:
-    """The typed LLM entry ``name`` (a mapping is validated with the settings' defaults)."""
-    if isinstance(cfg, Mapping) and "api_key" in cfg:
-        raise LLMConfigError(
-            f"models.{name}: write the key into an environment variable and name it "
-            "with api_key_env; keys are never read from configuration files"
-        )
-    try:
-        entry = model_entry(name, cfg)
-    except SettingsError as exc:
-        raise LLMConfigError(str(exc)) from None
+def llm_entry(name: str, entry: ModelEntry) -> OpenAIEntry | VLLMEntry:
+    """``entry`` as an LLM entry, or :class:`LLMConfigError` naming ``name``."""
     if not isinstance(entry, (OpenAIEntry, VLLMEntry)):
         raise LLMConfigError(
             f"models.{name}: backend {entry.backend!r} is not an LLM backend {LLM_BACKENDS}"
@@ -180,6 +180,5 @@ def llm_entry(name: str, cfg: ModelEntry | Mapping[str, Any]) -> OpenAIEntry | V
     return entry
 
 
-def is_llm_entry(cfg: ModelEntry | Mapping[str, Any]) -> bool:
-    backend = cfg.get("backend") if isinstance(cfg, Mapping) else cfg.backend
-    return backend in LLM_BACKENDS
+def is_llm_entry(entry: ModelEntry) -> bool:
+    return entry.backend in LLM_BACKENDS

@@ -282,7 +282,7 @@ def ensure_server(
 
 def ensure_base_url(
     server: str,
-    models: Mapping[str, ModelEntry | Mapping[str, Any]],
+    models: Mapping[str, ModelEntry],
     state_dir: str | Path,
     *,
     replay: bool = False,
@@ -303,15 +303,13 @@ def ensure_base_url(
     cfg = models.get(server)
     if cfg is None:
         raise LLMConfigError(f"models.{server}: referenced as a vLLM server but not defined")
-    spec = ModelSpec.from_config(server, cfg)
+    spec = ModelSpec.of(server, llm_entry(server, cfg))
     if spec.serve is None:
         raise LLMConfigError(f"models.{server}: a vLLM server entry needs 'model_path'")
     return ensure_server(spec, state_dir, log_dir=log_dir, health_timeout=health_timeout).base_url
 
 
-def specs_to_serve(
-    models: Mapping[str, ModelEntry | Mapping[str, Any]], used: Sequence[str]
-) -> list[ModelSpec]:
+def specs_to_serve(models: Mapping[str, ModelEntry], used: Sequence[str]) -> list[ModelSpec]:
     """Entries with a local path that any of the ``used`` entries needs (directly or via
     ``server:``), each once, in name order."""
     needed: set[str] = set()
@@ -326,7 +324,7 @@ def specs_to_serve(
     for name in sorted(needed):
         if name not in models:
             raise LLMConfigError(f"models.{name}: referenced as a vLLM server but not defined")
-        spec = ModelSpec.from_config(name, models[name])
+        spec = ModelSpec.of(name, llm_entry(name, models[name]))
         if spec.serve is None:
             raise LLMConfigError(f"models.{name}: a vLLM server entry needs 'model_path'")
         specs.append(spec)
