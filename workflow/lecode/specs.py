@@ -174,10 +174,19 @@ class SystemFiles(Section):
     judgements: tuple[str, ...]
 
 
+class ScoredRow(Section):
+    """A row as aggregation reads it: which expert and strategy, and its score file. Labels
+    are not part of it: a relabelled row reruns the tables only."""
+
+    expert: str
+    strategy: str
+    score_file: str
+
+
 class AggregateSpec(JobSpec):
     step: ClassVar[str] = "aggregate_scores"
     index: str
-    systems: tuple[SystemFiles, ...]
+    rows: tuple[ScoredRow, ...]
 
 
 class ReportSpec(JobSpec):

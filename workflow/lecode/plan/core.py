@@ -23,6 +23,7 @@ from lecode.specs import (
     MatchSpec,
     ReportSpec,
     Role,
+    ScoredRow,
     ScoreSpec,
     ShardSpec,
     SimulateSpec,
@@ -283,9 +284,9 @@ class CorePlan:
     def aggregate_spec(self) -> AggregateSpec:
         return AggregateSpec(
             index=self.index_file,
-            systems=tuple(
-                x.model_copy(
-                    update={"system": x.system.model_copy(update={"label": "", "group": ""})}
+            rows=tuple(
+                ScoredRow(
+                    expert=x.system.expert, strategy=x.system.strategy, score_file=x.score_file
                 )
                 for x in self.system_files
             ),
