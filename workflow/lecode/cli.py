@@ -103,7 +103,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from lecode.preflight import preflight
 
     settings = Settings.load(args.params[0], *args.params[1:])
-    preflight(settings)
+    preflight(settings, layers=args.params)
     plan = Plan(settings)
     for x in plan.system_files:
         print(f"{x.system.label}: simulate {x.simulate}, match {x.match}, score {x.score}")

@@ -172,6 +172,8 @@ class SystemFiles(Section):
     transcripts: tuple[str, ...]
     matches: tuple[str, ...]
     judgements: tuple[str, ...]
+    #: why the row is not run in this configuration (its cells show 0/N); None: it is run
+    not_run: str | None = None
 
 
 class ScoredRow(Section):
@@ -258,6 +260,8 @@ class ReliabilitySampleSpec(JobSpec):
     context_rounds: int
     questions: int
     writer: Role | None = None
+    #: hand-written questions per consultation (reliability.questions_file), named by content
+    questions_file: FileRef | None = None
     templates: dict[str, str] = {}
     runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 

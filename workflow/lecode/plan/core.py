@@ -67,10 +67,15 @@ class CorePlan:
         self.settings = settings
         self.paper = str(paper)
         self.shards = [shard_name(k) for k in range(settings.dataset.n_shards)]
-        self.systems: list[System] = settings.systems()
         #: what the adapter identities could not establish (the Snakefile prints these)
         self.warnings: list[str] = []
         self._adapter_ids: dict[str, str | None] = {}
+        #: every table row, in configuration order (those :meth:`not_run` included)
+        self.table_systems: list[System] = settings.systems()
+        #: the rows this configuration runs
+        self.systems: list[System] = [
+            x for x in self.table_systems if self.not_run(x.expert) is None
+        ]
 
     # -- roles -------------------------------------------------------------------------------
 
@@ -90,7 +95,7 @@ class CorePlan:
         adapters = {n: self.adapter_identity(n) for n in needed}
         return LLMRuntimeSpec(
             llm=self.settings.llm,
-            models={n: models[n] for n in dict.fromkeys(needed)},
+            models={n: self.served_entry(n) for n in dict.fromkeys(needed)},
             max_turns=self.settings.simulation.max_turns,
             adapters={n: a for n, a in adapters.items() if a is not None},
         )
@@ -118,6 +123,8 @@ class CorePlan:
         train = None
         out = {}
         for e in s.experts:
+            if self.not_run(e.model) is not None:
+                continue
             expert = self.role(e.model)
             if getattr(expert.entry, "agent", None) == "retrieval":
                 train = train or FileRef.of(s.dataset.train)
@@ -258,8 +265,25 @@ class CorePlan:
     @cached_property
     def system_files(self) -> tuple[SystemFiles, ...]:
         out = []
-        for x in self.systems:
+        for x in self.table_systems:
             e, s = x.expert, x.strategy
+            reason = self.not_run(e)
+            if reason is not None:
+                out.append(
+                    SystemFiles(
+                        system=x,
+                        simulate="",
+                        match=self.mcfg,
+                        judge=self.jcfg,
+                        score=self.scfg,
+                        score_file="",
+                        transcripts=(),
+                        matches=(),
+                        judgements=(),
+                        not_run=reason,
+                    )
+                )
+                continue
             out.append(
                 SystemFiles(
                     system=x,
@@ -277,6 +301,11 @@ class CorePlan:
             )
         return tuple(out)
 
+    @property
+    def run_system_files(self) -> tuple[SystemFiles, ...]:
+        """The rows this configuration runs (rows :meth:`not_run` are shown as not run)."""
+        return tuple(x for x in self.system_files if x.not_run is None)
+
     def all_transcripts(self) -> list[str]:
         return [t for x in self.system_files for t in x.transcripts]
 
@@ -288,7 +317,7 @@ class CorePlan:
                 ScoredRow(
                     expert=x.system.expert, strategy=x.system.strategy, score_file=x.score_file
                 )
-                for x in self.system_files
+                for x in self.run_system_files
             ),
             code=step_code(AggregateSpec.step),
         )
@@ -303,7 +332,7 @@ class CorePlan:
         if s.judge is not None:
             names["judge"] = s.judge.model
         roles = {k: self.role(v) for k, v in names.items()}
-        roles.update({f"expert:{e.model}": self.role(e.model) for e in s.experts})
+        roles.update({f"expert:{x.expert}": self.role(x.expert) for x in self.table_systems})
         return cls(
             aggregate=self.aggregate_file,
             index=self.index_file,
