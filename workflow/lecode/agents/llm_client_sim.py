@@ -5,14 +5,13 @@ not answer, and declines 'tell me everything' requests. The prompt strategies ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from functools import cached_property
 
 from lecode.agents.base import RoleError, UsageMeter
 from lecode.agents.llm_common import LLMRole
-from lecode.llm.endpoint import Endpoint
 from lecode.llm.parsing import ReplyFormatError, normalize_client_answer
 from lecode.llm.render import format_dialogue, format_fact_bullets, one_line
-from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, Turn
 from lecode.strategies import client_strategy
 from lecode.strategies.declarations import ClientState, ClientStrategy
@@ -23,17 +22,9 @@ class LLMSimulatedClient(LLMRole):
 
     role = "client"
 
-    def __init__(
-        self,
-        name: str,
-        llm: Endpoint,
-        templates: Mapping[str, PromptTemplate],
-        *,
-        strategy: str,
-        replicate: int = 0,
-    ) -> None:
-        self.declaration: ClientStrategy = client_strategy(strategy)
-        super().__init__(name, llm, templates, strategy=strategy, replicate=replicate)
+    @cached_property
+    def declaration(self) -> ClientStrategy:
+        return client_strategy(self.strategy)
 
     def start(self, case: Case) -> LLMClientDialogue:
         return LLMClientDialogue(self, self.declaration.start(case))
