@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from lecode import paths
 from lecode.config.experiment import Settings
@@ -15,6 +16,7 @@ from lecode.metrics.registry import not_computed
 from lecode.shards import shard_name
 from lecode.specs import (
     AggregateSpec,
+    EvaluateSpec,
     FiguresSpec,
     FileRef,
     HtmlSpec,
@@ -33,6 +35,7 @@ from lecode.specs import (
 )
 
 PAPER_NUMBERS = "data/paper_numbers.csv"
+E = TypeVar("E", bound=EvaluateSpec)
 
 
 def prompt_hashes(names: tuple[str, ...]) -> dict[str, str]:
@@ -158,29 +161,25 @@ class CorePlan:
     def _sim_digests(self) -> dict[tuple[str, str], str]:
         return {k: v.digest() for k, v in self._simulate.items()}
 
-    @cached_property
-    def match_spec(self) -> MatchSpec:
-        name = self.settings.matcher.model
+    def evaluate_spec(self, cls: type[E], kind: str, name: str) -> E:
+        """The spec of the matcher or judge (``kind``) played by model entry ``name``."""
         role = self.role(name)
-        return MatchSpec(
+        return cls(
             role=role,
-            templates=template_hashes("matcher", "default", role.entry),
-            code=step_code(MatchSpec.step),
+            templates=template_hashes(kind, "default", role.entry),
+            code=step_code(cls.step),
             runtime=self.runtime(name),
         )
+
+    @cached_property
+    def match_spec(self) -> MatchSpec:
+        return self.evaluate_spec(MatchSpec, "matcher", self.settings.matcher.model)
 
     @cached_property
     def judge_spec(self) -> JudgeSpec | None:
         if self.settings.judge is None:
             return None
-        name = self.settings.judge.model
-        role = self.role(name)
-        return JudgeSpec(
-            role=role,
-            templates=template_hashes("judge", "default", role.entry),
-            code=step_code(JudgeSpec.step),
-            runtime=self.runtime(name),
-        )
+        return self.evaluate_spec(JudgeSpec, "judge", self.settings.judge.model)
 
     @cached_property
     def mcfg(self) -> str:
