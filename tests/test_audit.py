@@ -36,7 +36,7 @@ from lecode.llm.mock import MockServer
 from lecode.llm.mock.players import INVENTED
 from lecode.records import Case, Matches, Transcript, Turn
 from tests.support.cases import synthetic_cases, write_jsonl
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 
 FACTS = [
     "双方签订了劳动合同",
@@ -233,8 +233,7 @@ def cases(tmp_path: Path) -> list[Case]:
 def mock(
     tmp_path: Path, cases: list[Case], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[MockServer]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
-    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as server:
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as server:
         yield server
 
 
