@@ -74,11 +74,12 @@ class AdapterPlan:
 
     def not_run(self, name: str) -> str | None:
         """Why the rows of entry ``name`` are not run: its adapter is one this workflow
-        publishes, and this run does not train (``sft.train.enabled`` is off); else None."""
+        publishes (``<sft.train.publish_dir>/<variant>-sft``), and this run does not train
+        (``sft.train.enabled`` is off); else None."""
         path = self.adapter_path(name)
         if path is None or self.sft_training or self.publish_target(path) is None:
             return None
-        return f"its adapter {path} is trained only in a run with sft.train.enabled: true (GPU)"
+        return "their adapters are trained only in a run with sft.train.enabled: true (GPU)"
 
     def adapter_identity(self, name: str) -> str | None:
         """What names the adapter entry ``name`` serves, decided when the DAG is built:
