@@ -296,6 +296,18 @@ def test_one_dry_run_plans_the_api_rows_and_the_sft_training(tmp_path: Path) -> 
     without = dry_run(project, "configs/paper.yaml")
     assert "train_lora" not in without and "build_sft_data" not in without
     assert without.get("simulate") == 31 * n_shards  # the three SFT rows are not run
+    # the DAG build refuses what lecode check refuses
+    (project / "old-sft.yaml").write_text(yaml.safe_dump(OLD_SFT_OVERLAY), encoding="utf-8")
+    cmd = [str(BIN / "snakemake"), "all_tables", "-n", "--cores", "2", "--configfile"]
+    run = subprocess.run(
+        [*cmd, "configs/paper.yaml", "old-sft.yaml"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "old-sft.yaml: models.qwen-max.model is 'qwen-max-2025-01-25'" in run.stdout + run.stderr
 
 
 @pytest.mark.slow
