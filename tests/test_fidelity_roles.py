@@ -421,3 +421,32 @@ def test_each_client_dialogue_holds_the_state_its_strategy_started() -> None:
     prompts = ["".join(m["content"] for m in r) for r in llm.requests]
     assert "借款金额五万元" in prompts[0] and "借款金额五万元" not in prompts[1]
     assert "在工地摔伤" in prompts[1] and "在工地摔伤" not in prompts[0]
+
+
+def test_a_json_reply_is_reasked_once_naming_the_problem() -> None:
+    """``ask_json`` (the SFT question writer, the dataset annotator): the re-ask shows the model
+    its reply and names what the parser found wrong."""
+    from lecode.llm.parsing import ReplyFormatError
+    from lecode.sft.questions import LLMWriter, writer_templates
+
+    llm = ScriptedLLM(['{"q": 1}', '{"questions": []}'])
+    writer = LLMWriter("w", llm, writer_templates())
+
+    def parse(reply: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(reply)
+        if "questions" not in data:
+            raise ReplyFormatError('"questions" is missing')
+        return data
+
+    first = [{"role": "user", "content": "写三个问题"}]
+    template = writer.templates["reask"]
+    out = asyncio.run(writer.ask_json("direct", template, first, parse, UsageMeter()))
+    assert out == {"questions": []}
+    assert len(llm.requests) == 2
+    assert llm.requests[1][:2] == [*first, {"role": "assistant", "content": '{"q": 1}'}]
+    assert '"questions" is missing' in llm.requests[1][2]["content"]
+
+    llm = ScriptedLLM(['{"q": 1}', '{"q": 2}'])
+    writer = LLMWriter("w", llm, writer_templates())
+    with pytest.raises(RoleError, match="after 1 re-ask"):
+        asyncio.run(writer.ask_json("direct", template, first, parse, UsageMeter()))

@@ -143,6 +143,38 @@ class LLMRole:
                 )
         raise AssertionError("unreachable")
 
+    async def ask_json(
+        self,
+        purpose: str,
+        template: PromptTemplate,
+        messages: Messages,
+        parse: Callable[[str], T],
+        meter: UsageMeter,
+    ) -> T:
+        """A JSON reply, ``parse``d; a reply ``parse`` rejects is re-asked once with the role's
+        ``reask`` template, which names the problem ``parse`` found (``{problem}``)."""
+        reask = self.templates["reask"]
+        problem = [""]
+
+        def checked(reply: str) -> T:
+            try:
+                return parse(reply)
+            except ReplyFormatError as exc:
+                problem[0] = str(exc)
+                raise
+
+        return await self.ask_parsed(
+            purpose,
+            template,
+            messages,
+            checked,
+            meter,
+            reask=reask,
+            reask_text=lambda: reask.render_user(problem=problem[0]),
+            max_reasks=1,
+            json_mode=True,
+        )
+
     def describe(self) -> dict[str, str]:
         """Provenance: model identity, decoding settings, template hashes, and the model ids
         and system fingerprints the endpoint reported (when known). The caller prefixes the

@@ -134,27 +134,7 @@ class LLMAnnotator(LLMRole):
     async def _ask(
         self, purpose: str, messages: list[dict[str, str]], parse: Any, meter: UsageMeter
     ) -> Any:
-        reask = self.templates["reask"]
-        problem = [""]
-
-        def checked(reply: str) -> Any:
-            try:
-                return parse(reply)
-            except ReplyFormatError as exc:
-                problem[0] = str(exc)
-                raise
-
-        return await self.ask_parsed(
-            purpose,
-            self.templates[purpose],
-            messages,
-            checked,
-            meter,
-            reask=reask,
-            reask_text=lambda: reask.render_user(problem=problem[0]),
-            max_reasks=1,
-            json_mode=True,
-        )
+        return await self.ask_json(purpose, self.templates[purpose], messages, parse, meter)
 
     async def roles(self, t: RawTranscript, meter: UsageMeter) -> RoleAnnotation:
         messages = self.templates["roles"].render(

@@ -178,32 +178,18 @@ class LLMWriter(LLMRole):
 
     async def write(self, case: Case, mode: Mode, *, meter: UsageMeter) -> list[TargetQuestion]:
         template = self.templates[mode]
-        reask = self.templates["reask"]
         messages = template.render(
             query=" ".join(case.initial_query.split()),
             facts=format_numbered_facts(case.facts),
             n_facts=case.n_facts,
             max_index=case.n_facts - 1,
         )
-        last_problem = [""]
-
-        def parse(reply: str) -> list[TargetQuestion]:
-            try:
-                return parse_questions(reply, case.n_facts, mode)
-            except ReplyFormatError as exc:
-                last_problem[0] = str(exc)
-                raise
-
-        return await self.ask_parsed(
+        return await self.ask_json(
             mode,
             template,
             messages,
-            parse,
+            lambda reply: parse_questions(reply, case.n_facts, mode),
             meter,
-            reask=reask,
-            reask_text=lambda: reask.render_user(problem=last_problem[0]),
-            max_reasks=1,
-            json_mode=True,
         )
 
 
