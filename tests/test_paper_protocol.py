@@ -123,6 +123,7 @@ def test_lecode_check_refuses_the_paper_configuration_with_the_old_sft_overlay(
         ({"matcher": {"model": "gpt-4o"}}, "matcher.model", "matcher"),
         ({"models": {"gpt-4o-mini-judge": {"temperature": 1.0}}}, "judge.temperature", "judge"),
         ({"sft": {"writer": "gpt-4o"}}, "sft.writer", "sft.writer"),
+        ({"client": {"strategy": "instruct_dialogue"}}, "client.strategy", "client"),
     ],
 )
 def test_an_overlay_may_not_change_any_protocol_setting(
@@ -134,7 +135,7 @@ def test_an_overlay_may_not_change_any_protocol_setting(
         "judge.temperature": "models.gpt-4o-mini-judge.temperature",
         "judge.model": "judge.model",
         "matcher.model": "matcher.model",
-    }.get(setting, setting if setting.startswith("sft") else f"metrics.{setting}")
+    }.get(setting, setting if setting.startswith(("sft", "client")) else f"metrics.{setting}")
     assert f"overlay.yaml: {path} is " in problems[0]
     assert f"other {whose}" in problems[0] and " settings than the rows " in problems[0]
 

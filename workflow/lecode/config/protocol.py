@@ -83,6 +83,8 @@ def protocol_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     models = data.get("models") or {}
     for role, name in protocol_roles(data).items():
         out[role if "." in role else f"{role}.model"] = name
+        if role == "client" and isinstance(data["client"].get("strategy"), str):
+            out["client.strategy"] = data["client"]["strategy"]
         if name in models:
             for k, v in _entry_identity(name, models[name]).items():
                 out[f"models.{name}.{k}"] = v
@@ -116,7 +118,7 @@ def _whose(setting: str, roles: Mapping[str, str]) -> str:
     if setting.startswith("models."):
         name = setting.split(".")[1]
         return ", ".join(r for r, n in roles.items() if n == name) or "a protocol role"
-    return setting.removesuffix(".model")
+    return setting.removesuffix(".model").removesuffix(".strategy")
 
 
 def layer_problems(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
@@ -153,11 +155,12 @@ def layer_problems(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]
 
 def _table_of(setting: str, roles: Mapping[str, str]) -> str:
     if setting.startswith("metrics.bertscore"):
-        return "Tables 3, 6, 7 and Figure 7"
-    whose = [r for r in roles if r == setting.removesuffix(".model")]
+        return ROLE_TABLES["client"]
     if setting.startswith("models."):
         name = setting.split(".")[1]
         whose = [r for r, n in roles.items() if n == name]
+    else:
+        whose = [setting.removesuffix(".model").removesuffix(".strategy")]
     return "; ".join(dict.fromkeys(ROLE_TABLES.get(r, "its table") for r in whose)) or "a table"
 
 
