@@ -28,8 +28,8 @@ a leading marker is counted (``read_after_preamble``, ``read_anywhere``, ``read_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, get_args
+from collections.abc import Callable, Sequence
+from typing import Literal, TypeVar, get_args
 
 from lecode.agents.base import ExpertMove, UsageMeter
 from lecode.agents.llm_common import LLMRole, Messages
@@ -52,6 +52,7 @@ from lecode.strategies import expert_strategy
 from lecode.strategies.calls import Call, Gate
 from lecode.strategies.declarations import ExpertState, ExpertStrategy
 
+T = TypeVar("T")
 Unmarked = Literal["reask", "advice", "question"]
 UNMARKED_POLICIES: tuple[str, ...] = get_args(Unmarked)
 DEFAULT_UNMARKED: Unmarked = "reask"
@@ -211,20 +212,8 @@ class LLMExpertDialogue:
                 meter.add(e.role, counted)
             return move
 
-        def reask_text() -> str:
-            return reask.render_user(instruction=reask.section(expect))
-
-        return await e.ask_parsed(
-            call.purpose,
-            template,
-            messages,
-            parse,
-            meter,
-            reask=reask,
-            reask_text=reask_text,
-            max_reasks=1,
-            json_mode=e.json_replies,
-            reply_kind=call.reply,
+        return await self._ask(
+            call, template, messages, parse, meter, reask, expect, json_mode=e.json_replies
         )
 
     async def _confident(self, gate: Gate, values: dict[str, object], meter: UsageMeter) -> bool:
@@ -242,17 +231,32 @@ class LLMExpertDialogue:
                 meter.add(e.role, RoleUsage(confidence_failures=1))
                 raise
 
-        def reask_text() -> str:
-            return reask.render_user(instruction=reask.section(gate.reask_section))
+        return await self._ask(
+            gate.call, template, messages, parse, meter, reask, gate.reask_section
+        )
 
-        return await e.ask_parsed(
-            gate.call.purpose,
+    async def _ask(
+        self,
+        call: Call,
+        template: PromptTemplate,
+        messages: Messages,
+        parse: Callable[[str], T],
+        meter: UsageMeter,
+        reask: PromptTemplate,
+        section: str,
+        *,
+        json_mode: bool = False,
+    ) -> T:
+        """``call``'s parsed reply, re-asked once with the instruction ``section`` of ``reask``."""
+        return await self.expert.ask_parsed(
+            call.purpose,
             template,
             messages,
             parse,
             meter,
             reask=reask,
-            reask_text=reask_text,
+            reask_text=lambda: reask.render_user(instruction=reask.section(section)),
             max_reasks=1,
-            reply_kind=gate.call.reply,
+            json_mode=json_mode,
+            reply_kind=call.reply,
         )
