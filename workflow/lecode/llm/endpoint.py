@@ -302,8 +302,8 @@ class Endpoint:
                 if not failure.retryable or retries >= self.spec.max_retries:
                     attempts = retries + 1
                     message = redact(
-                        f"model {self.spec.name!r} ({role}/{purpose}): {failure.kind} after "
-                        f"{attempts} attempt(s): {failure.detail}"
+                        f"model {self.spec.name!r} at {client.url} ({role}/{purpose}): "
+                        f"{failure.kind} after {attempts} attempt(s): {failure.detail}"
                     )
                     LOG.error("LLM call failed: %s", message)
                     self.ledger.record(
@@ -329,6 +329,7 @@ class Endpoint:
                         attempts=attempts,
                         retries=retries,
                         status=failure.status,
+                        endpoint=client.url,
                     ) from None
                 delay = self.retry.delay(failure, retries, self._rng)
                 retries += 1
