@@ -55,6 +55,31 @@ def check_keys_of_scheduled_jobs():
 PLAN = Plan(SETTINGS)
 
 
+def report_failed_dialogues(success):
+    """Called by onsuccess/onerror, after every job that could run did: the dialogues that
+    failed, per system, endpoint URL and failure class (lecode.failures); a system whose every
+    dialogue failed fails the run."""
+    from lecode.failures import run_failures, summary
+
+    failures = run_failures(PLAN)
+    if not failures:
+        return
+    print("lecode: failed dialogues (LLM calls that failed after their retries):", file=sys.stderr)
+    for line in summary(failures):
+        print(line, file=sys.stderr)
+    print(
+        "lecode: fix the endpoint, then `lecode retry-errors` and run the workflow again "
+        "(finished dialogues are kept)",
+        file=sys.stderr,
+    )
+    dead = [f.label for f in failures if f.all_failed]
+    if dead and success:
+        raise WorkflowError(
+            f"every dialogue of {', '.join(dead)} failed: the tables were built, but these "
+            "rows hold no results (see the lines above)"
+        )
+
+
 wildcard_constraints:
     **paths.WILDCARDS,
 

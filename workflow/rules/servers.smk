@@ -30,6 +30,7 @@ onsuccess:
 
         for line in serve_stop_report(config):
             print(f"vLLM server {line}", file=sys.stderr)
+    report_failed_dialogues(success=True)
 
 
 onerror:
@@ -38,3 +39,4 @@ onerror:
 
         for line in serve_stop_report(config):
             print(f"vLLM server {line}", file=sys.stderr)
+    report_failed_dialogues(success=False)

@@ -1,0 +1,95 @@
+"""What failed in a run, summarised when it ends (the Snakefile's ``onsuccess``/``onerror``).
+
+A dialogue that ended in ``error`` (an LLM call failed after its retries, :mod:`lecode.simulate`)
+is kept in its transcript shard with the call's message, which names the model, the endpoint
+URL and the failure class (:class:`lecode.llm.errors.LLMCallError`). At the end of a run the
+transcripts of every planned system are read: each system with failed dialogues gets one line
+per (endpoint URL, failure class) with its count, and a system whose every dialogue failed
+fails the run (after everything that could be built was built): its row would be an empty
+0/N, not a result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The message of :class:`lecode.llm.errors.LLMCallError` (``Endpoint._request`` writes it).
+_CALL_ERROR = re.compile(
+    r"model (?P<model>'[^']*'|\"[^\"]*\") at (?P<url>\S+) \([^)]*\): "
+    r"(?P<kind>[a-z_]+) after \d+ attempt\(s\): (?P<detail>.*)",
+    re.S,
+)
+_STATUS = re.compile(r"HTTP (\d{3})\b")
+
+
+@dataclass
+class SystemFailures:
+    label: str
+    dialogues: int = 0
+    failed: int = 0
+    causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (URL, class) -> n
+
+    @property
+    def all_failed(self) -> bool:
+        return self.dialogues > 0 and self.failed == self.dialogues
+
+
+def cause_of(error: str | None) -> tuple[str, str]:
+    """(endpoint URL, failure class) of a failed dialogue's error message, e.g.
+    ``("http://host/v1/chat/completions", "server (HTTP 500)")``; ``("-", <message start>)``
+    for a message that is not an LLM call's."""
+    m = _CALL_ERROR.search(error or "")
+    if m is None:
+        return "-", " ".join((error or "unknown error").split())[:120]
+    kind = m.group("kind")
+    status = _STATUS.match(m.group("detail"))
+    return m.group("url"), f"{kind} (HTTP {status.group(1)})" if status else kind
+
+
+def read_failures(label: str, transcript_files: list[str]) -> SystemFailures:
+    """The failed dialogues of one system in its transcript shards that exist."""
+    out = SystemFailures(label)
+    for path in transcript_files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                lines = fh.readlines()
+        except OSError:
+            continue
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                t = json.loads(line)
+            except ValueError:
+                continue
+            out.dialogues += 1
+            if t.get("stop_reason") == "error":
+                out.failed += 1
+                out.causes[cause_of(t.get("error"))] += 1
+    return out
+
+
+def run_failures(plan: Any) -> list[SystemFailures]:
+    """Every planned system with failed dialogues (:class:`lecode.plan.Plan`)."""
+    out = []
+    for system in plan.systems:
+        files = [plan.transcript(system.expert, system.strategy, k) for k in plan.shards]
+        got = read_failures(system.label, files)
+        if got.failed:
+            out.append(got)
+    return out
+
+
+def summary(failures: list[SystemFailures]) -> list[str]:
+    """One line per system and one per (endpoint, failure class) under it."""
+    lines = []
+    for f in failures:
+        verdict = "every dialogue failed" if f.all_failed else "retried on the next run"
+        lines.append(f"system {f.label}: {f.failed}/{f.dialogues} dialogues failed ({verdict})")
+        for (url, cause), n in sorted(f.causes.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {n} x {cause} at {url}")
+    return lines
