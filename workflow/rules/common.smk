@@ -45,6 +45,15 @@ def models_of_jobs(jobs):
             yield SETTINGS.judge.model
 
 
+def refuse_beside_dvc_repro():
+    """Called by onstart: no run beside `dvc repro` other than its stage's (lecode.dvc_guard)."""
+    from lecode.dvc_guard import refusal
+
+    why = refusal(workflow.basedir)
+    if why is not None:
+        raise WorkflowError(why)
+
+
 def check_keys_of_scheduled_jobs():
     """Called by onstart: after the DAG is built, before the first job; a dry run spends
     nothing and is not checked (`lecode check` checks every model)."""

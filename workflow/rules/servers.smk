@@ -16,6 +16,7 @@ def _uses_vllm():
 
 
 onstart:
+    refuse_beside_dvc_repro()
     check_keys_of_scheduled_jobs()
     if _uses_vllm() and not SETTINGS.replay():
         from lecode.llm.cli import servers_dir_of
