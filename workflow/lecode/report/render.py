@@ -117,8 +117,13 @@ def _md_line(cells: Iterable[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+_MD_SPECIAL = {"|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(text: str) -> str:
+    """Text in a Markdown table as text: a ``|`` does not end the cell, and HTML in a label
+    (``<script>``, ``<img onerror=...>``) is shown, never interpreted."""
+    return "".join(_MD_SPECIAL.get(ch, ch) for ch in text)
 
 
 def _leading(table: Table) -> list[str]:
@@ -139,30 +144,31 @@ def row_labels(table: Table) -> list[list[str]]:
 
 def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     lead = _leading(table)
-    header = lead + [m.display_header for m in table.metrics]
-    lines = [f"### {table.title}", "", _md_line(header)]
+    header = [md_text(h) for h in lead + [m.display_header for m in table.metrics]]
+    lines = [f"### {md_text(table.title)}", "", _md_line(header)]
     lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.metrics)))
     group = None
     for r, labels in zip(table.rows, row_labels(table), strict=True):
         if table.has_groups and r.group != group:
             group = r.group
-            lines.append(_md_line([f"**{_md_escape(r.group)}**"] + [""] * (len(header) - 1)))
+            lines.append(_md_line([f"**{md_text(r.group)}**"] + [""] * (len(header) - 1)))
         cells = [markdown_cell(c, r, threshold) for c in r.cells]
-        lines.append(_md_line([_md_escape(x) for x in labels] + cells))
+        lines.append(_md_line([md_text(x) for x in labels] + cells))
     if table.notes:
         lines.append("")
-        lines.extend(f"- {note}" for note in table.notes)
+        lines.extend(f"- {md_text(note)}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
 def render_stats_markdown(table: StatsTable) -> str:
-    lines = [f"### {table.title}", "", _md_line([table.row_header, *table.columns])]
+    head = [md_text(h) for h in (table.row_header, *table.columns)]
+    lines = [f"### {md_text(table.title)}", "", _md_line(head)]
     lines.append(_md_line([":--"] + ["--:"] * len(table.columns)))
     for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        lines.append(_md_line([name] + [fmt_stat(fmt, v) for v in values]))
+        lines.append(_md_line([md_text(name)] + [fmt_stat(fmt, v) for v in values]))
     if table.notes:
         lines.append("")
-        lines.extend(f"- {note}" for note in table.notes)
+        lines.extend(f"- {md_text(note)}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
@@ -266,6 +272,9 @@ _TEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 _TEX_UNICODE = {
     "±": r"$\pm$",

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from lecode.records import Judgement, Matches, Transcript
+from lecode.report.render import md_text
 from lecode.report.spec import System
 
 USAGE_FIELDS = (
@@ -136,11 +137,11 @@ def render_usage_markdown(summary: pl.DataFrame) -> str:
     lines = [
         "### Usage and cost per role",
         "",
-        "| " + " | ".join(cols) + " |",
+        "| " + " | ".join(md_text(c) for c in cols) + " |",
         "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
     ]
     for row in summary.iter_rows(named=True):
-        lines.append("| " + " | ".join(usage_text(c, row[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(md_text(usage_text(c, row[c])) for c in cols) + " |")
     lines.append("")
     lines.append("- cost in the price units of the endpoint configuration")
     lines.append("- dialogues = distinct (system, case) pairs")
