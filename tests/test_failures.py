@@ -44,7 +44,7 @@ def test_summary_by_system_endpoint_and_class(tmp_path: Path) -> None:
     partly = read_failures("m/mediq", [ok])
     assert (partly.dialogues, partly.failed, partly.all_failed) == (2, 1, False)
     assert summary([dead, partly]) == [
-        "system dead/zero_shot: 4/4 dialogues failed (every dialogue failed)",
+        "system dead/zero_shot: 4/4 dialogues failed (every one failed)",
         f"  3 x connection at {URL}",
         f"  1 x server (HTTP 500) at {URL}",
         "system m/mediq: 1/2 dialogues failed (retried on the next run)",
@@ -62,4 +62,20 @@ def test_failure_summary_of_call_errors() -> None:
     assert failure_summary(errors) == [
         f"2 call(s) of model 'judge' to {URL}: server (HTTP 500)",
         f"1 call(s) of model 'judge' to {URL}: client_error (HTTP 401)",
+    ]
+
+
+def test_matching_failures_leave_out_the_dialogues_that_failed(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    rows = [
+        {"case_id": "a", "status": "error", "error": "the dialogue itself failed"},
+        {"case_id": "b", "status": "error", "error": HTTP_500},
+        {"case_id": "c", "status": "error", "error": HTTP_500},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    got = read_failures("s/x", [str(path)], "matching")
+    assert (got.dialogues, got.failed, got.all_failed) == (2, 2, True)
+    assert summary([got]) == [
+        "system s/x: 2/2 dialogues: matching failed (every one failed)",
+        f"  2 x server (HTTP 500) at {URL}",
     ]

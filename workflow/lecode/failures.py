@@ -2,11 +2,13 @@
 
 A dialogue that ended in ``error`` (an LLM call failed after its retries, :mod:`lecode.simulate`)
 is kept in its transcript shard with the call's message, which names the model, the endpoint
-URL and the failure class (:class:`lecode.llm.errors.LLMCallError`). At the end of a run the
-transcripts of every planned system are read: each system with failed dialogues gets one line
-per (endpoint URL, failure class) with its count, and a system whose every dialogue failed
-fails the run (after everything that could be built was built): its row would be an empty
-0/N, not a result.
+URL and the failure class (:class:`lecode.llm.errors.LLMCallError`); so is a dialogue whose
+matching or judging failed, in its match or judgement shard. At the end of a run the outputs of
+every planned system are read: each system and step (simulation, matching, judging) with
+failures gets one line per (endpoint URL, failure class) with its count, and a step that failed
+for every dialogue of a system fails the run (after everything that could be built was built):
+its row would be an empty 0/N, not a result. Matches of dialogues that failed and judgements
+of dialogues without advice are not failures of their step.
 """
 
 from __future__ import annotations
@@ -26,9 +28,19 @@ _CALL_ERROR = re.compile(
 _STATUS = re.compile(r"HTTP (\d{3})\b")
 
 
+#: What each step's records hold: (record field with the outcome, failure value, messages of
+#: records that are not the step's own failure).
+STEPS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "simulation": ("stop_reason", "error", ()),
+    "matching": ("status", "error", ("the dialogue itself failed",)),
+    "judging": ("status", "error", ("no advice",)),
+}
+
+
 @dataclass
 class SystemFailures:
     label: str
+    step: str = "simulation"
     dialogues: int = 0
     failed: int = 0
     causes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (URL, class) -> n
@@ -50,10 +62,11 @@ def cause_of(error: str | None) -> tuple[str, str]:
     return m.group("url"), f"{kind} (HTTP {status.group(1)})" if status else kind
 
 
-def read_failures(label: str, transcript_files: list[str]) -> SystemFailures:
-    """The failed dialogues of one system in its transcript shards that exist."""
-    out = SystemFailures(label)
-    for path in transcript_files:
+def read_failures(label: str, files: list[str], step: str = "simulation") -> SystemFailures:
+    """The failures of one system's ``step`` (:data:`STEPS`) in its output shards that exist."""
+    field_name, failure, not_own = STEPS[step]
+    out = SystemFailures(label, step)
+    for path in files:
         try:
             with open(path, encoding="utf-8") as fh:
                 lines = fh.readlines()
@@ -66,21 +79,30 @@ def read_failures(label: str, transcript_files: list[str]) -> SystemFailures:
                 t = json.loads(line)
             except ValueError:
                 continue
+            error = t.get("error") or ""
+            if t.get(field_name) == failure and error.startswith(not_own):
+                continue  # e.g. the match of a dialogue that failed: not the matcher's failure
             out.dialogues += 1
-            if t.get("stop_reason") == "error":
+            if t.get(field_name) == failure:
                 out.failed += 1
-                out.causes[cause_of(t.get("error"))] += 1
+                out.causes[cause_of(error)] += 1
     return out
 
 
 def run_failures(plan: Any) -> list[SystemFailures]:
-    """Every planned system with failed dialogues (:class:`lecode.plan.Plan`)."""
+    """Every planned system and step with failures (:class:`lecode.plan.Plan`)."""
     out = []
     for system in plan.systems:
-        files = [plan.transcript(system.expert, system.strategy, k) for k in plan.shards]
-        got = read_failures(system.label, files)
-        if got.failed:
-            out.append(got)
+        e, s = system.expert, system.strategy
+        outputs = {
+            "simulation": [plan.transcript(e, s, k) for k in plan.shards],
+            "matching": [plan.match(e, s, k) for k in plan.shards],
+            "judging": [plan.judgement(e, s, k) for k in plan.shards] if plan.jcfg else [],
+        }
+        for step, files in outputs.items():
+            got = read_failures(system.label, files, step)
+            if got.failed:
+                out.append(got)
     return out
 
 
@@ -88,8 +110,9 @@ def summary(failures: list[SystemFailures]) -> list[str]:
     """One line per system and one per (endpoint, failure class) under it."""
     lines = []
     for f in failures:
-        verdict = "every dialogue failed" if f.all_failed else "retried on the next run"
-        lines.append(f"system {f.label}: {f.failed}/{f.dialogues} dialogues failed ({verdict})")
+        verdict = "every one failed" if f.all_failed else "retried on the next run"
+        what = "dialogues failed" if f.step == "simulation" else f"dialogues: {f.step} failed"
+        lines.append(f"system {f.label}: {f.failed}/{f.dialogues} {what} ({verdict})")
         for (url, cause), n in sorted(f.causes.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {n} x {cause} at {url}")
     return lines

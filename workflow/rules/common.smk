@@ -73,7 +73,7 @@ def report_failed_dialogues(success):
     failures = run_failures(PLAN)
     if not failures:
         return
-    print("lecode: failed dialogues (LLM calls that failed after their retries):", file=sys.stderr)
+    print("lecode: failures (LLM calls that failed after their retries):", file=sys.stderr)
     for line in summary(failures):
         print(line, file=sys.stderr)
     print(
@@ -81,11 +81,11 @@ def report_failed_dialogues(success):
         "(finished dialogues are kept)",
         file=sys.stderr,
     )
-    dead = [f.label for f in failures if f.all_failed]
+    dead = [f"{f.label} ({f.step})" for f in failures if f.all_failed]
     if dead and success:
         raise WorkflowError(
-            f"every dialogue of {', '.join(dead)} failed: the tables were built, but these "
-            "rows hold no results (see the lines above)"
+            f"every dialogue failed: {', '.join(dead)}; the tables were built, but these rows "
+            "hold no results (see the lines above)"
         )
 
 
