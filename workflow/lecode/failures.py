@@ -64,8 +64,7 @@ def cause_of(error: str | None) -> tuple[str, str]:
 
 def read_failures(label: str, files: list[str], step: str = "simulation") -> SystemFailures:
     """The failures of one system's ``step`` (:data:`STEPS`) in its output shards that exist."""
-    field_name, failure, not_own = STEPS[step]
-    out = SystemFailures(label, step)
+    records: list[dict[str, Any]] = []
     for path in files:
         try:
             with open(path, encoding="utf-8") as fh:
@@ -76,16 +75,26 @@ def read_failures(label: str, files: list[str], step: str = "simulation") -> Sys
             if not line.strip():
                 continue
             try:
-                t = json.loads(line)
+                record = json.loads(line)
             except ValueError:
                 continue
-            error = t.get("error") or ""
-            if t.get(field_name) == failure and error.startswith(not_own):
-                continue  # e.g. the match of a dialogue that failed: not the matcher's failure
-            out.dialogues += 1
-            if t.get(field_name) == failure:
-                out.failed += 1
-                out.causes[cause_of(error)] += 1
+            if isinstance(record, dict):
+                records.append(record)
+    return of_records(label, records, step)
+
+
+def of_records(label: str, records: list[dict[str, Any]], step: str) -> SystemFailures:
+    """The failures among records already read (a job's own, for its log)."""
+    field_name, failure, not_own = STEPS[step]
+    out = SystemFailures(label, step)
+    for r in records:
+        error = r.get("error") or ""
+        if r.get(field_name) == failure and error.startswith(not_own):
+            continue
+        out.dialogues += 1
+        if r.get(field_name) == failure:
+            out.failed += 1
+            out.causes[cause_of(error)] += 1
     return out
 
 
