@@ -114,3 +114,27 @@ def test_a_closed_port_stops_the_endpoints_work_at_once(tmp_path: Path) -> None:
     assert {r.endpoint for r in results} == {f"{url}/chat/completions"}
     assert all("endpoint unreachable" in str(r) and url in str(r) for r in results)
     assert elapsed < 5.0
+
+
+def test_a_server_that_never_answers_is_given_up_naming_the_url(tmp_path: Path) -> None:
+    """The port accepts connections and nothing ever answers: the first 4 requests time out
+    together (the job backs off to 1 in flight), two more time out alone, and then every call
+    fails at once as a timeout naming the URL; 8 calls with 6 retries each would otherwise
+    take 8 x 7 x 0.3 s / 4 = 4.2 s and more."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)  # the kernel accepts connections; nobody reads or answers
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        started = time.monotonic()
+        results = asyncio.run(
+            _job(runtime(tmp_path / "store"), _default_concurrency_cfg(url, timeout=0.3), "x", 8)
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        listener.close()
+    assert all(isinstance(r, LLMCallError) for r in results)
+    assert {r.kind for r in results} == {"timeout"}
+    assert all(f"{url}/chat/completions" in str(r) for r in results)
+    assert sum("endpoint unreachable" in str(r) for r in results) >= 6
+    assert elapsed < 2.5

@@ -301,10 +301,10 @@ class Endpoint:
         # The body goes out as it is: the chat-completions request of the OpenAI API.
         while True:
             try:
-                gone = self.limits.unreachable(address)
-                if gone is not None:
-                    raise EndpointUnreachable(gone, self.limits.state(address).unreachable_kind)
                 ticket = await self.limits.acquire(address)
+                if ticket is None:
+                    state = self.limits.state(address)
+                    raise EndpointUnreachable(state.unreachable or "", state.unreachable_kind)
                 try:
                     self.network_calls += 1
                     try:

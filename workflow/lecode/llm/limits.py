@@ -125,12 +125,17 @@ class EndpointLimits:
         """Requests of the running loop in flight to the endpoint."""
         return self._slots(_address(endpoint)).in_flight
 
-    async def acquire(self, endpoint: str) -> Ticket:
-        """Wait for a free slot (the limit may shrink while waiting)."""
+    async def acquire(self, endpoint: str) -> Ticket | None:
+        """Wait for a free slot (the limit may shrink while waiting); None, without a slot,
+        once the endpoint is unreachable."""
         endpoint = _address(endpoint)
         state, slots = self.state(endpoint), self._slots(endpoint)
         async with slots.changed:
-            await slots.changed.wait_for(lambda: slots.in_flight < state.limit)
+            await slots.changed.wait_for(
+                lambda: slots.in_flight < state.limit or state.unreachable is not None
+            )
+            if state.unreachable is not None:
+                return None
             slots.in_flight += 1
         return Ticket(sent=time.monotonic(), limit=state.limit, generation=state.generation)
 
@@ -202,11 +207,12 @@ class EndpointLimits:
         the endpoint never answered in this job (nor, by the progress file, another job since
         this one started), :data:`UNREACHABLE_AFTER` connection failures,
         or :data:`UNREACHABLE_AFTER_TIMEOUTS` timeouts of a request alone in flight, mark it
-        unreachable; returns the reason once it is."""
+        unreachable; returns the reason when this attempt did (the requests waiting for a slot
+        are then released by :meth:`release`)."""
         endpoint = _address(endpoint)
         state = self.state(endpoint)
         if state.unreachable is not None or self.last_reply(endpoint) >= self.started:
-            return state.unreachable  # it answered in this run: not dead
+            return None  # given up already, or it answered in this run: not dead
         if kind == "timeout":
             if self._slots(endpoint).in_flight > 1:
                 return None  # queued behind others: no sign that nothing answers
