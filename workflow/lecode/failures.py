@@ -74,6 +74,9 @@ def read_failures(label: str, files: list[str], step: str = "simulation") -> Sys
         for line in lines:
             if not line.strip():
                 continue
+            if '": "error"' not in line:  # no failure on this line: not worth parsing
+                records.append({})
+                continue
             try:
                 record = json.loads(line)
             except ValueError:
