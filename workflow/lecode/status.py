@@ -370,8 +370,9 @@ def _run_state(st: Status) -> str:
     if st.lock_stale:
         return (
             f"not running{left}, but a stale lock remains in .snakemake/locks (no Snakemake "
-            "process works in this directory: a run was killed); run `snakemake --unlock`, "
-            "then the workflow again (incomplete jobs are rerun, finished dialogues kept)"
+            "process works in this directory on this host: a run was killed); run "
+            "`snakemake --unlock`, then the workflow again (incomplete jobs are rerun, "
+            "finished dialogues kept)"
         )
     return "not running" + left
 
