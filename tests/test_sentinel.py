@@ -132,7 +132,7 @@ def test_a_failing_judge_endpoint_is_reported_as_such_not_as_drift(
     with pytest.raises(JudgeUnreachableError) as err:
         run(_spec(mock.url, tmp_path, "e1", max_retries=1), out_dir=str(tmp_path / "s"))
     text = str(err.value)
-    assert "drift" not in text.replace("no drift verdict", "")
+    assert "drift" not in text
     assert f"6 call(s) of model 'mock' to {mock.url}/chat/completions: server (HTTP 500)" in text
     assert "6 of 6 anchor judgements" in text and "0/0 scores" in text
     assert mock.stats()["total_requests"] == 12  # each anchor: one attempt and one retry
@@ -155,3 +155,22 @@ def test_a_failed_anchor_call_does_not_count_as_disagreement(
     assert "1 of 6 anchor judgements" in text and "30/30 scores" in text
     assert "1 call(s) of model 'mock'" in text and "client_error (HTTP 401)" in text
     assert "drifted" not in text
+
+
+def test_failed_calls_beside_drifted_judgements_report_both(
+    mock: MockServer, tmp_path: Path
+) -> None:
+    """One anchor's call fails (401) and the judge drifted on the other five: the error names
+    the failed call and keeps the drift verdict of the 30 scores that were judged (0 agree:
+    every score moved down by 3, more than the tolerance of 1)."""
+    from lecode.sentinel import JudgeUnreachableError
+
+    first = load_anchors(ANCHORS)[0]
+    mock.set_faults(
+        {"unauthorized_echo": 1.0, "judge_drift": 1.0}, roles=["judge"], match=first.initial_query
+    )
+    with pytest.raises(JudgeUnreachableError) as err:
+        run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s"))
+    text = str(err.value)
+    assert "1 of 6 anchor judgements" in text and "client_error (HTTP 401)" in text
+    assert "0/30 scores of the judged anchors agree, below judge_sentinel.threshold=80%" in text

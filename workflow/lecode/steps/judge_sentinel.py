@@ -99,10 +99,17 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
     write_document(stats_document(table, Provenance(spec_digest=spec.digest())), out)
     log.info("judge sentinel: %s, agreement %s (%d/%d)", status, share, agree, total)
     if failed:
+        verdict = "no stored judgements to compare"
+        if share is not None:
+            verdict = f"{agree}/{total} scores of the judged anchors agree" + (
+                f", below judge_sentinel.threshold={spec.threshold:.0%}: these drifted"
+                if share < spec.threshold
+                else ""
+            )
         raise JudgeUnreachableError(
             f"judge sentinel: {len(failed)} of {len(anchors)} anchor judgements of {served!r} "
-            "failed at the endpoint, so the judge could not be checked (no drift verdict; "
-            f"{agree}/{total} scores of the judged anchors agree): " + "; ".join(failures)
+            f"failed at the endpoint, so the judge could not be fully checked ({verdict}): "
+            + "; ".join(failures)
         )
     if status == "drift":
         raise JudgeDriftError(
