@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: env sysdeps all_tables all sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -39,11 +39,15 @@ sysdeps:
 all_tables: env
 	$(SNAKEMAKE) --cores $(CORES) all_tables
 
+# A LeCoDe dataset from the transcripts in corpus.transcripts (docs/building-a-dataset.md).
+dataset: env
+	$(SNAKEMAKE) --cores $(CORES) dataset
+
 # Training dialogues of the SFT strategies (CPU; offline with the default params.yaml).
 sft-data: env
 	$(SNAKEMAKE) --cores $(CORES) sft_data
 
-# The paper's SFT rows on a GPU host (README, "SFT strategies"), in one run: training data,
+# The paper's SFT rows on a GPU host (docs/sft.md), in one run: training data,
 # LoRA training and publishing, then the vLLM server (started by the first job that needs it,
 # once the adapters exist) and the evaluation. First run: `make sft-paper REPLAY=0`.
 sft-paper: env
@@ -62,7 +66,7 @@ test-slow: env sysdeps
 test-all: env sysdeps
 	$(VENV)/bin/pytest -q -m "slow or not slow"
 
-# Running on a cluster (README, "Running on a cluster"): the SLURM executor plugin, the
+# Running on a cluster (docs/clusters.md): the SLURM executor plugin, the
 # Kubernetes executor and S3 storage plugins, DVC's S3 remote and the local S3 server of the
 # tests, exact versions (pyproject extras cluster, kubernetes, s3, cluster-test). Installed
 # into .venv, not locked: `make env` re-syncs .venv from requirements.lock when the lock or

@@ -18,6 +18,7 @@ include: "workflow/rules/servers.smk"
 include: "workflow/rules/sft.smk"
 include: "workflow/rules/reliability.smk"
 include: "workflow/rules/noise.smk"
+include: "workflow/rules/dataset.smk"
 
 
 rule all_tables:
@@ -43,6 +44,14 @@ rule sft_data:
     statistics under results/sft/<spec digest>/ (README, "SFT strategies")."""
     input:
         sft_data_targets(),
+
+
+rule dataset:
+    """A LeCoDe dataset built from the transcripts in corpus.transcripts: pre-annotation,
+    review spreadsheets, the reviewed train/test files in corpus.out_dir and, with reviewers,
+    the agreement table (docs/building-a-dataset.md)."""
+    input:
+        CORPUS.targets(),
 
 
 rule table4:

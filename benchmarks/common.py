@@ -118,12 +118,13 @@ def simulate_experts(
     """Every case with every expert strategy, all at once in one event loop, sharing the
     endpoint's concurrency limit (as the experts of one job would). ``seconds`` covers the
     building of the roles and the consultations."""
-    cfg: dict[str, Any] = model_cfg(ep.url, concurrency=concurrency, timeout=timeout)
+    cfg = model_cfg(ep.url, concurrency=concurrency, timeout=timeout)
     started = time.perf_counter()
     wall_started = time.time()
     cpu_started = time.process_time()
     finished: list[float] = []
-    ctx = RoleContext(runtime=rt, options={"max_turns": max_turns})
+    rt.default_max_turns = max_turns  # the LLM experts' budget in this run
+    ctx = RoleContext(runtime=rt)
     client = build_client("mock", cfg, "first_person_dialogue", ctx)
     experts = [build_expert("mock", cfg, s, ctx) for s in strategies]
 

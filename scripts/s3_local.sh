@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A local S3 server (moto) on 127.0.0.1 with one bucket, to try the S3 DVC remote without an
-# account (README, "Running on a cluster"); the cluster tests use it too.
+# account (docs/clusters.md); the cluster tests use it too.
 #
 #   scripts/s3_local.sh start [PORT]   start moto_server on 127.0.0.1:PORT (default 9555) and
 #                                      create the bucket; prints the settings to use

@@ -137,7 +137,7 @@ write_config() {
   mkdir -p "$CONF_DIR" "$STATE"/{ctld,slurmd,logs}
   if [ -f "$CONF_DIR/slurm.conf" ] && ! head -n 1 "$CONF_DIR/slurm.conf" | grep -qF "$MARKER"; then
     die "$CONF_DIR/slurm.conf exists and was not written by this script; this machine seems to \
-belong to a real SLURM cluster: use it directly (README, 'Running on a cluster'), or move that \
+belong to a real SLURM cluster: use it directly (docs/clusters.md), or move that \
 file away to use a local one-node cluster"
   fi
   cat >"$STATE/slurm.conf.new" <<EOF

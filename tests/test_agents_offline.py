@@ -50,7 +50,8 @@ def start(case: Case) -> list[Turn]:
 
 
 def move(expert: Expert, case: Case, history: Sequence[Turn], must: bool = False) -> ExpertMove:
-    return asyncio.run(expert.next_move(case, history, must_advise=must, meter=UsageMeter()))
+    dialogue = expert.start(case)
+    return asyncio.run(dialogue.next_move(history, must_advise=must, meter=UsageMeter()))
 
 
 def run_expert(expert: Expert, case: Case, answer: str = "嗯。", limit: int = 10) -> list[str]:

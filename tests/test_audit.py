@@ -340,9 +340,9 @@ def test_withholding_mock_client_is_caught(
 def _scores_and_audit() -> tuple[object, object, list]:
     import polars as pl
 
-    from lecode.report.spec import System
+    from lecode.report.spec import ReportedSystem
 
-    systems = [System("e", "zero_shot", "E")]
+    systems = [ReportedSystem("e", "zero_shot", "E")]
     # three dialogues; the client misbehaved in k2 (one answer of two flagged)
     audit = pl.DataFrame(
         {
@@ -377,10 +377,10 @@ def _scores_and_audit() -> tuple[object, object, list]:
 
 
 def test_audit_and_robustness_tables_by_hand() -> None:
-    from lecode.report.outputs import ReportSettings, build_documents
+    from lecode.report.outputs import TableOptions, build_documents
 
     scores, audit, systems = _scores_and_audit()
-    settings = ReportSettings(resamples=200)
+    settings = TableOptions(resamples=200)
     docs = build_documents(scores, systems, 4, settings=settings, audit=audit)
     a = {c.column: c for c in docs["audit"].rows[0].cells}
     # Leak: mean of 0, 0.5, 0 = 1/6 -> 16.7; Behaved: 2 of 3 dialogues
@@ -388,12 +388,15 @@ def test_audit_and_robustness_tables_by_hand() -> None:
     assert a["over_limit"].N == 4
     assert a["behaved"].value == pytest.approx(200 / 3)
     assert a["flagged"].display.startswith("16.7")
-    assert "3 facts" in a["over_limit"].aggregation
+    assert "3 facts" in a["over_limit"].description
+    assert {c.aggregation for r in docs["audit"].rows for c in r.cells} == {"share"}
     robust = {r.setting: {c.column: c for c in r.cells} for r in docs["robustness"].rows}
     # recall on all dialogues: (0.5 + 1 + 0.25) / 3; on the behaved k1 and k3: 0.375
     assert robust["all dialogues"]["recall"].value == pytest.approx(175 / 3)
     assert robust["client behaved"]["recall"].value == pytest.approx(37.5)
     assert robust["client behaved"]["recall"].n == 2
+    assert robust["all dialogues"]["recall"].aggregation == "mean"
+    assert robust["client behaved"]["recall"].aggregation == "subset_mean"
     assert "(2/4)†" in robust["client behaved"]["recall"].display
     md = docs["robustness"].render()["md"]
     assert "client behaved" in md
@@ -402,7 +405,7 @@ def test_audit_and_robustness_tables_by_hand() -> None:
 def test_usage_table_counts_flagged_client_answers() -> None:
     import polars as pl
 
-    from lecode.report.outputs import ReportSettings, build_documents
+    from lecode.report.outputs import TableOptions, build_documents
     from lecode.report.usage import USAGE_SCHEMA
 
     scores, audit, systems = _scores_and_audit()
@@ -415,7 +418,7 @@ def test_usage_table_counts_flagged_client_answers() -> None:
         [pl.lit(1, dtype=USAGE_SCHEMA[c]).alias(c) for c in USAGE_SCHEMA if c not in rows[0]]
     )
     docs = build_documents(
-        scores, systems, 4, settings=ReportSettings(resamples=200), usage=usage, audit=audit
+        scores, systems, 4, settings=TableOptions(resamples=200), usage=usage, audit=audit
     )
     got = {(r.label, r.setting): {c.column: c for c in r.cells} for r in docs["usage"].rows}
     assert got[("E", "client")]["flagged_answers"].value == 1
@@ -426,13 +429,13 @@ def test_usage_table_counts_flagged_client_answers() -> None:
 
 
 def test_viewer_marks_flagged_answers() -> None:
-    from lecode.report.spec import System
+    from lecode.report.spec import ReportedSystem
     from lecode.report.viewer import viewer_data
 
     t = _transcript(
         [("你们签劳动合同了吗", "我们没有签劳动合同"), ("公司交社保了吗", "公司没有为我缴纳社保")]
     )
-    data = viewer_data([_case()], [System("e", "zero_shot", "E")], transcripts=[t])
+    data = viewer_data([_case()], [ReportedSystem("e", "zero_shot", "E")], transcripts=[t])
     run = data["runs"]["E"]["k1"]
     answers = [x for x in run["turns"] if x["kind"] == "answer"]
     assert answers[0]["audit"]["flags"] == ["contradicted"]
@@ -481,8 +484,8 @@ def test_unknown_to_a_question_the_real_client_answered_is_withholding() -> None
     Behaved = 1 of 2 dialogues; the robustness table keeps only k2."""
     import polars as pl
 
-    from lecode.report.outputs import ReportSettings, build_documents
-    from lecode.report.spec import System
+    from lecode.report.outputs import TableOptions, build_documents
+    from lecode.report.spec import ReportedSystem
 
     q1, q2 = "您什么时候开始在那里上班的？", "公司的营业执照您见过吗？"
     k1, k2 = _replayed_case("k1"), _replayed_case("k2")
@@ -516,9 +519,9 @@ def test_unknown_to_a_question_the_real_client_answered_is_withholding() -> None
     audit = audit.with_columns(pl.lit("e").alias("expert"))
     docs = build_documents(
         scores,
-        [System("e", "zero_shot", "E")],
+        [ReportedSystem("e", "zero_shot", "E")],
         2,
-        settings=ReportSettings(resamples=200),
+        settings=TableOptions(resamples=200),
         audit=audit,
     )
     cells = {c.column: c for c in docs["audit"].rows[0].cells}

@@ -54,7 +54,7 @@ class ScriptedLLM:
     replies: list[str | Completion]
     spec: ModelSpec = field(
         default_factory=lambda: ModelSpec.from_config(
-            "scripted", {"base_url": "http://scripted/v1", "model": "scripted"}
+            "scripted", {"backend": "openai", "base_url": "http://scripted/v1", "model": "scripted"}
         )
     )
     requests: list[list[dict[str, str]]] = field(default_factory=list)
@@ -89,7 +89,7 @@ def expert(
 def move(
     e: LLMExpert, meter: UsageMeter, *, must_advise: bool = False, history: Sequence[Turn] = HISTORY
 ) -> ExpertMove:
-    return asyncio.run(e.next_move(CASE, history, must_advise=must_advise, meter=meter))
+    return asyncio.run(e.start(CASE).next_move(history, must_advise=must_advise, meter=meter))
 
 
 # --- 1. judge: Table 9 protocol -------------------------------------------------------------

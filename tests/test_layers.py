@@ -194,3 +194,30 @@ def test_the_package_does_not_import_test_support() -> None:
                 names = [node.module or ""]
             bad += [f"{path.relative_to(PACKAGE_DIR)}: {n}" for n in names if within(n, "tests")]
     assert not bad, bad
+
+
+def public_classes() -> dict[str, list[str]]:
+    """Public (non-underscore) class name -> the modules that define a class of that name
+    (at module level or nested)."""
+    out: dict[str, list[str]] = {}
+    for module in modules():
+        path = module_file(module)
+        assert path is not None
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                out.setdefault(node.name, []).append(module)
+    return out
+
+
+def test_public_classes_are_found() -> None:
+    found = public_classes()
+    assert found["Cell"] == found["Row"] == ["lecode.report.model"]
+    assert found["TableDocument"] == ["lecode.report.document"]
+    assert "_Model" not in found  # private names are not compared
+
+
+def test_no_public_class_name_is_defined_in_two_modules() -> None:
+    twins = {
+        name: sorted(set(where)) for name, where in public_classes().items() if len(set(where)) > 1
+    }
+    assert not twins, "\n".join(f"{n}: {', '.join(w)}" for n, w in sorted(twins.items()))

@@ -39,6 +39,7 @@ from lecode.llm.runtime import LLMRuntime
 from lecode.llm.vllm import free_port
 from lecode.records import Transcript
 from lecode.simulate import simulate_case
+from tests.support.mock_llm import entry
 
 pytestmark = pytest.mark.slow
 
@@ -137,12 +138,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def consult(url: str, store: Path) -> tuple[Transcript, LLMRuntime]:
     case = next(c for c in load_cases(REPO / "data" / "sample" / "sample_testset.jsonl"))
-    rt = LLMRuntime.create(store, retry=RetryPolicy(base_delay=0.5, max_delay=2.0))
-    ctx = RoleContext(runtime=rt, options={"max_turns": 2})
+    rt = LLMRuntime.create(store, retry=RetryPolicy(base_delay=0.5, max_delay=2.0), max_turns=2)
+    ctx = RoleContext(runtime=rt)
     expert = build_expert(
-        "human_replay", {"backend": "offline", "agent": "human_replay"}, "baseline", ctx
+        "human_replay", entry("h", {"backend": "offline", "agent": "human_replay"}), "baseline", ctx
     )
-    cfg = {
+    raw = {
         "backend": "openai",
         "base_url": url,
         "model": ALIAS,
@@ -153,7 +154,7 @@ def consult(url: str, store: Path) -> tuple[Transcript, LLMRuntime]:
         "max_retries": 1,
         "concurrency": 1,
     }
-    client = build_client(ALIAS, cfg, "first_person_dialogue", ctx)
+    client = build_client(ALIAS, entry(ALIAS, raw), "first_person_dialogue", ctx)
     transcript = asyncio.run(simulate_case(case, expert, client, strategy="baseline", max_turns=2))
     rt.close()
     return transcript, rt

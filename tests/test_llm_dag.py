@@ -45,6 +45,7 @@ N_CASES = 4
 KEY = "sk-lecode-dagtest-5b9e1f07c3a84d26"
 LLM_SYSTEMS = (("mock", "zero_shot"), ("mock", "mediq"))
 JUDGE_METRICS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+SERVED = "mock-2025-06-01"
 RETRY_LINE = re.compile(r"retry \d+/\d+ for model 'mock'")
 
 
@@ -114,9 +115,12 @@ class Mock:
     control: MockControl
 
     @classmethod
-    def spawn(cls, faults: dict[str, float] | None = None) -> Mock:
+    def spawn(cls, faults: dict[str, float] | None = None, *extra: str) -> Mock:
         proc, url = spawn_mock(
-            [TEST_SET], faults=faults, extra_args=["--api-key-env", KEY_ENV], env=job_env()
+            [TEST_SET],
+            faults=faults,
+            extra_args=["--api-key-env", KEY_ENV, *extra],
+            env=job_env(),
         )
         return cls(proc, url, MockControl(url))
 
@@ -206,7 +210,9 @@ class Warm:
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warm]:
-    mock = Mock.spawn()
+    # the endpoint answers requests for the alias "mock" with a dated model id, and reports
+    # cached prompt tokens in DeepSeek's fields
+    mock = Mock.spawn(None, "--answer-model", f"mock={SERVED}", "--cache-usage", "deepseek")
     try:
         project = new_project(tmp_path_factory.mktemp("llmdag"), mock)
         run_ok(project, env=job_env())
@@ -243,6 +249,19 @@ def test_tables_are_built_with_judge_columns(warm: Warm) -> None:
     assert all(r[m] != "" for r in rows for m in JUDGE_METRICS)
     usage = read_csv(project / "reports" / "tables" / "usage.csv")
     assert {r["role"] for r in usage} == {"expert", "client", "matcher", "judge"}
+    # a dialogue resends its growing prefix: the provider's cache answers part of each prompt,
+    # and the cost bills those tokens (no cached price set: at the prompt price)
+    for r in usage:
+        prompt, cached = int(r["prompt_tokens"]), int(r["cached_prompt_tokens"])
+        assert 0 < cached < prompt, r
+        cost = (prompt * 0.001 + int(r["completion_tokens"]) * 0.002) / 1000
+        assert float(r["cost"]) == pytest.approx(cost, abs=1e-6), r
+    # the model that answered is recorded and noted under Table 3
+    table3 = (project / "reports" / "tables" / "table3.md").read_text(encoding="utf-8")
+    assert f"configured model id mock, replies named {SERVED} ×" in table3
+    doc = json.loads((project / "reports" / "tables" / "table3.provenance.json").read_text())
+    served = doc["systems"]["mock/zero_shot"]["served"]["expert"]
+    assert set(served["models"]) == {SERVED} and set(served["fingerprints"]) == {"mock-fp-1"}
     assert_no_secret(project)
 
 

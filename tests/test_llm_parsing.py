@@ -6,6 +6,7 @@ import pytest
 
 from lecode.llm.parsing import (
     ReplyFormatError,
+    UnmarkedReply,
     load_structured,
     normalize_client_answer,
     parse_confidence,
@@ -14,6 +15,7 @@ from lecode.llm.parsing import (
     parse_marked_reply,
     parse_matches,
     parse_yes_no,
+    read_marked_reply,
 )
 
 
@@ -135,3 +137,84 @@ def test_client_answers() -> None:
     assert normalize_client_answer("  借了五万。 ") == "借了五万。"
     with pytest.raises(ReplyFormatError):
         normalize_client_answer("用户：")
+
+
+@pytest.mark.parametrize(
+    ("reply", "reading", "kind", "text", "how", "preamble"),
+    [
+        (
+            "好的，我了解了。\n提问：请问有借条吗？",
+            "preamble",
+            "question",
+            "请问有借条吗？",
+            "preamble",
+            "好的，我了解了。",
+        ),
+        ("明白。\n建议：尽快起诉。", "preamble", "advice", "尽快起诉。", "preamble", "明白。"),
+        (
+            "好的。提问：对方伤情如何？",
+            "preamble",
+            "question",
+            "对方伤情如何？",
+            "preamble",
+            "好的。",
+        ),
+        ("提问：有借条吗？", "preamble", "question", "有借条吗？", "lead", ""),
+        ("我的建议：尽快起诉", "anywhere", "advice", "尽快起诉", "anywhere", "我的"),
+        (
+            "x" * 80 + "\n**建议**：保留证据。",
+            "anywhere",
+            "advice",
+            "保留证据。",
+            "anywhere",
+            "x" * 80,
+        ),
+        (
+            "提问：几岁？\n提问：何时借款？",
+            "preamble",
+            "question",
+            "几岁？\n\n何时借款？",
+            "lead",
+            "",
+        ),
+    ],
+)
+def test_read_marked_reply_finds_the_marker_after_a_preamble(
+    reply: str, reading: str, kind: str, text: str, how: str, preamble: str
+) -> None:
+    read = read_marked_reply(reply, reading=reading)  # type: ignore[arg-type]
+    assert (read.move.kind, read.move.text, read.how, read.preamble) == (kind, text, how, preamble)
+    assert read.two_moves == ""
+
+
+def test_read_marked_reply_refuses_what_its_reading_does_not_allow() -> None:
+    # strict: a preamble is refused; preamble: a long preamble is refused
+    with pytest.raises(ReplyFormatError, match="does not start"):
+        read_marked_reply("好的。\n提问：几岁？", reading="strict")
+    with pytest.raises(ReplyFormatError, match="60 characters"):
+        read_marked_reply("好" * 61 + "\n提问：几岁？", reading="preamble")
+    assert read_marked_reply("好" * 60 + "\n提问：几岁？", reading="preamble").move.text == "几岁？"
+    with pytest.raises(UnmarkedReply):
+        read_marked_reply("请问您几岁？", reading="anywhere")
+    with pytest.raises(ReplyFormatError, match="nothing follows"):
+        read_marked_reply("好的。提问：", reading="preamble")
+
+
+@pytest.mark.parametrize(
+    ("policy", "kind", "text"),
+    [
+        ("first", "advice", "先保留证据。"),
+        ("question", "question", "对方是否还款？"),
+        ("advice", "advice", "先保留证据。"),
+    ],
+)
+def test_a_reply_with_both_moves_follows_the_stated_policy(
+    policy: str, kind: str, text: str
+) -> None:
+    reply = "好的。\n建议：先保留证据。\n提问：对方是否还款？"
+    read = read_marked_reply(reply, reading="preamble", two_moves=policy)  # type: ignore[arg-type]
+    assert (read.move.kind, read.move.text, read.two_moves) == (kind, text, policy)
+    with pytest.raises(ReplyFormatError, match="both"):
+        read_marked_reply(reply, reading="preamble", two_moves="reask")
+    with pytest.raises(ReplyFormatError):
+        read_marked_reply(reply, reading="strict", two_moves=policy)  # type: ignore[arg-type]

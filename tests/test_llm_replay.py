@@ -58,13 +58,15 @@ def test_replay_miss_fails_and_names_the_request(tmp_path: Path) -> None:
     assert not (tmp_path / "empty-store").exists()
 
 
-def test_replay_setting_from_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replay_setting_from_the_runtime_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lecode.config.sections import LLMSettings
+    from lecode.specs import LLMRuntimeSpec
+
     monkeypatch.delenv("LECODE_REPLAY", raising=False)
-    params = {
-        "llm": {"store_dir": str(tmp_path / "s"), "replay": True},
-        "simulation": {"max_turns": 4},
-        "models": {},
-    }
-    rt = LLMRuntime.from_params(params, job="simulate x")
+    spec = LLMRuntimeSpec(llm=LLMSettings(store_dir=str(tmp_path / "s"), replay=True), max_turns=4)
+    rt = LLMRuntime.from_spec(spec, job="simulate x")
     assert rt.replay and rt.store.readonly and rt.default_max_turns == 4
-    assert not LLMRuntime.from_params({**params, "llm": {"store_dir": str(tmp_path)}}).replay
+    plain = LLMRuntimeSpec(llm=LLMSettings(store_dir=str(tmp_path)))
+    assert not LLMRuntime.from_spec(plain).replay

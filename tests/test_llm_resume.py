@@ -34,8 +34,8 @@ JOB = textwrap.dedent(
 
     cases_path, url, store, journal, out = sys.argv[1:6]
     cases = load_cases(cases_path)
-    rt = runtime(store)
-    ctx = RoleContext(runtime=rt, options={{"max_turns": 10}})
+    rt = runtime(store, max_turns=10)
+    ctx = RoleContext(runtime=rt)
     cfg = model_cfg(url, concurrency={CONCURRENCY})
     expert = build_expert("e", cfg, "zero_shot", ctx)
     client = build_client("c", cfg, "first_person_dialogue", ctx)

@@ -16,9 +16,9 @@ from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.mock import MockServer
-from lecode.llm.templates import ROLE_TEMPLATES
 from lecode.llm.templates import template_paths as template_files
 from lecode.records import Case, Transcript, Turn
+from lecode.strategies import ROLES, names
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
@@ -45,12 +45,8 @@ def run(cases: list[Case], tmp_path: Path, url: str, **kw: object) -> list[Trans
         rt.close()
 
 
-@pytest.mark.parametrize(
-    "strategy", ["zero_shot", "few_shot", "zero_shot_json", "mediq", "mediq_threshold"]
-)
-@pytest.mark.parametrize(
-    "client_strategy", ["first_person_dialogue", "instruct_dialogue", "instruct_question"]
-)
+@pytest.mark.parametrize("strategy", names("expert"))
+@pytest.mark.parametrize("client_strategy", names("client"))
 def test_strategies_complete_dialogues(
     tmp_path: Path, mock: MockServer, cases: list[Case], strategy: str, client_strategy: str
 ) -> None:
@@ -146,7 +142,7 @@ def test_invalid_matcher_and_judge_output_is_reasked_then_missing(
     ts = run(cases[:1], tmp_path, mock.url)
     mock.set_faults({fault: 1.0})
     rt = runtime(tmp_path / "store")
-    ctx = RoleContext(runtime=rt, options={"max_reasks": 2})
+    ctx = RoleContext(runtime=rt)  # matcher and judge re-ask twice
     meter = UsageMeter()
     if role == "judge":
         obj = build_judge("j", model_cfg(mock.url), ctx)
@@ -180,8 +176,8 @@ def test_judge_without_advice_is_an_error(
 
 
 def test_template_files_cover_every_strategy() -> None:
-    for role, strategies in ROLE_TEMPLATES.items():
-        for strategy in strategies:
+    for role in ROLES:
+        for strategy in names(role):
             files = template_files(role, strategy)
             assert files and all(p.is_file() for p in files)
     assert template_files("matcher", "anything") == template_files("matcher", "default")

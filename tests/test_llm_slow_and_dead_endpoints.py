@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from lecode.config.models import ModelEntry
 from lecode.llm.errors import LLMCallError
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
+from tests.support.mock_llm import KEY_ENV, entry, model_dict, runtime
 from tests.support.serial_server import SerialServer
 
 
@@ -26,13 +27,13 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
 
 
-def _default_concurrency_cfg(url: str, **overrides: Any) -> dict[str, Any]:
-    cfg = model_cfg(url, **overrides)
+def _default_concurrency_cfg(url: str, **overrides: Any) -> ModelEntry:
+    cfg = model_dict(url, **overrides)
     del cfg["concurrency"]  # the default: 4 per job
-    return cfg
+    return entry("m", cfg)
 
 
-async def _job(rt: LLMRuntime, cfg: dict[str, Any], tag: str, n: int) -> list[Any]:
+async def _job(rt: LLMRuntime, cfg: ModelEntry, tag: str, n: int) -> list[Any]:
     endpoint = rt.endpoint("m", cfg)
     assert rt.limits.limit(endpoint.address) == 4
     try:

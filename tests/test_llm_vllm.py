@@ -22,7 +22,7 @@ from lecode.llm.vllm import (
     start_server,
     stop_server,
 )
-from tests.support.mock_llm import runtime
+from tests.support.mock_llm import entries, runtime
 from tests.support.vllm_standin import COMMAND as STANDIN
 
 MODELS = {
@@ -48,7 +48,7 @@ def test_command_line() -> None:
     assert "--served-model-name qwen7b" in joined
     assert "--enable-lora --lora-modules keyfact_e=/adapters/keyfact-e" in joined
     assert joined.endswith("--max-model-len 4096")
-    assert [s.name for s in specs_to_serve(MODELS, ["qwen7b-keyfact-e"])] == ["qwen7b"]
+    assert [s.name for s in specs_to_serve(entries(MODELS), ["qwen7b-keyfact-e"])] == ["qwen7b"]
 
 
 def test_start_route_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,9 +60,9 @@ def test_start_route_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         assert resolve_base_url("qwen7b", tmp_path / "servers") == state.base_url
         # a second start reuses the healthy server
         assert start_server(spec, tmp_path / "servers", health_timeout=60).pid == state.pid
-        rt = runtime(tmp_path / "store", servers_dir=tmp_path / "servers", models=MODELS)
-        lora = rt.endpoint("qwen7b-keyfact-e", MODELS["qwen7b-keyfact-e"])
-        base = rt.endpoint("qwen7b", MODELS["qwen7b"])
+        rt = runtime(tmp_path / "store", servers_dir=tmp_path / "servers", models=entries(MODELS))
+        lora = rt.endpoint("qwen7b-keyfact-e", rt.models["qwen7b-keyfact-e"])
+        base = rt.endpoint("qwen7b", rt.models["qwen7b"])
         assert lora.address == base.address == "vllm:///models/Qwen2.5-7B-Instruct"
 
         async def ask() -> list[str]:

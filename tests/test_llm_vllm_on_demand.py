@@ -24,7 +24,7 @@ from lecode.llm.vllm import (
     serving_enabled,
     stop_all,
 )
-from tests.support.mock_llm import runtime
+from tests.support.mock_llm import entries, runtime
 from tests.support.vllm_standin import COMMAND as STANDIN
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,8 +45,10 @@ MODELS = {
 ENSURE = textwrap.dedent(
     """
     import json, sys
+    from lecode.config.models import model_entry
     from lecode.llm.vllm import ensure_base_url
-    models, servers, logs = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+    raw, servers, logs = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+    models = {k: model_entry(k, v) for k, v in raw.items()}
     print(ensure_base_url("qwen7b", models, servers, log_dir=logs, health_timeout=60))
     """
 )
@@ -92,13 +94,15 @@ def test_without_on_demand_serving_nothing_starts_and_the_entry_is_named(servers
         with pytest.raises(
             LLMConfigError, match="no vLLM server is running for model entry 'qwen7b'"
         ):
-            ensure_base_url("qwen7b", MODELS, servers, environ=environ)
+            ensure_base_url("qwen7b", entries(MODELS), servers, environ=environ)
     assert not list(servers.glob("*.json")) if servers.exists() else True
 
 
 def test_replay_never_starts_a_server(servers: Path) -> None:
     with pytest.raises(LLMConfigError, match="replay mode"):
-        ensure_base_url("qwen7b", MODELS, servers, replay=True, environ={SERVE_ENV: str(servers)})
+        ensure_base_url(
+            "qwen7b", entries(MODELS), servers, replay=True, environ={SERVE_ENV: str(servers)}
+        )
     assert not servers.exists() or not list(servers.glob("*.json"))
 
 
@@ -107,10 +111,10 @@ def test_a_job_starts_the_server_on_its_first_request(servers: Path, tmp_path: P
     rt = runtime(
         tmp_path / "store",
         servers_dir=servers,
-        models=MODELS,
+        models=entries(MODELS),
         environ={**os.environ, SERVE_ENV: str(servers)},
     )
-    lora = rt.endpoint("keyfact-sft", MODELS["keyfact-sft"])
+    lora = rt.endpoint("keyfact-sft", rt.models["keyfact-sft"])
     assert not servers.exists() or not list(servers.glob("*.json"))  # nothing before a request
 
     async def ask() -> str | None:
@@ -134,7 +138,9 @@ def test_a_published_adapter_of_other_settings_is_refused(tmp_path: Path) -> Non
         **MODELS,
         "qwen7b": {**MODELS["qwen7b"], "lora": {"keyfact-sft": str(adapter)}},
     }
-    rt = runtime(tmp_path / "store", models=models, adapters={"keyfact-sft": "train:aaaaaaaaaa"})
+    rt = runtime(
+        tmp_path / "store", models=entries(models), adapters={"keyfact-sft": "train:aaaaaaaaaa"}
+    )
     try:
         with pytest.raises(LLMConfigError, match="models.keyfact-sft.*no readable"):
             rt.check_adapter("keyfact-sft")
@@ -152,24 +158,26 @@ def test_a_published_adapter_of_other_settings_is_refused(tmp_path: Path) -> Non
 
 # -- request keys -------------------------------------------------------------------------------
 
-KEY_MODELS = {
-    "api": {
-        "backend": "openai",
-        "base_url": "https://api.example.com/v1",
-        "model": "m-1",
-        "temperature": 0.7,
-        "seed": 3,
-    },
-    "base": {
-        "backend": "vllm",
-        "model": "base",
-        "model_path": "/models/Base-7B",
-        "lora": {"tuned": "/adapters/tuned"},
-        "seed": 0,
-        "temperature": 0.7,
-    },
-    "tuned": {"backend": "vllm", "server": "base", "model": "tuned", "seed": 0},
-}
+KEY_MODELS = entries(
+    {
+        "api": {
+            "backend": "openai",
+            "base_url": "https://api.example.com/v1",
+            "model": "m-1",
+            "temperature": 0.7,
+            "seed": 3,
+        },
+        "base": {
+            "backend": "vllm",
+            "model": "base",
+            "model_path": "/models/Base-7B",
+            "lora": {"tuned": "/adapters/tuned"},
+            "seed": 0,
+            "temperature": 0.7,
+        },
+        "tuned": {"backend": "vllm", "server": "base", "model": "tuned", "seed": 0},
+    }
+)
 MESSAGES = [{"role": "system", "content": "你是律师"}, {"role": "user", "content": "我被拖欠工资"}]
 #: Keys of these entries as stores written before adapter identities hold them.
 KEYS = {

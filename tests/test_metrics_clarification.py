@@ -7,8 +7,6 @@ import math
 import pytest
 
 from lecode.metrics.clarification import (
-    ClarificationScores,
-    clarification_scores,
     first_match_positions,
     ndcg,
     ndcg_gold,
@@ -17,6 +15,26 @@ from lecode.metrics.clarification import (
     recall_at_k,
     weighted_recall,
 )
+from lecode.metrics.declaration import Example, example_tools
+from lecode.metrics.registry import get
+
+#: The paper's clarification metrics and NDCG-gold, as the scoring job computes them.
+PAPER_KEYS = ("recall", "weighted_recall", "recall_at_5", "ndcg", "ndcg_gold")
+
+
+def clarification_scores(
+    importance: list[int], per_question: list[list[int]]
+) -> dict[str, float | None]:
+    """The declared clarification metrics of one dialogue (a consultation asking one question
+    per entry of ``per_question``)."""
+    dialogue = Example(
+        expected=None,
+        why="",
+        importance=tuple(importance),
+        per_question=tuple(tuple(q) for q in per_question),
+    ).dialogue(example_tools())
+    return {key: get(key).values([dialogue])[0] for key in PAPER_KEYS}
+
 
 L3 = math.log2(3)  # 1.584963
 L5 = math.log2(5)  # 2.321928
@@ -133,19 +151,19 @@ def test_duplicate_matches_count_once() -> None:
 
 
 def test_nothing_elicited() -> None:
-    zero = ClarificationScores(0.0, 0.0, 0.0, 0.0, 0.0)
+    zero = dict.fromkeys(PAPER_KEYS, 0.0)
     assert clarification_scores([1, 2, 3], []) == zero  # no question asked
     assert clarification_scores([1, 2, 3], [[], [], []]) == zero  # three asked, none elicited
 
 
 def test_bundle_matches_the_functions() -> None:
-    assert clarification_scores(IMP, PQ) == ClarificationScores(
-        recall=recall(IMP, PQ),
-        weighted_recall=weighted_recall(IMP, PQ),
-        recall_at_5=recall_at_k(IMP, PQ, 5),
-        ndcg=ndcg(IMP, PQ),
-        ndcg_gold=ndcg_gold(IMP, PQ),
-    )
+    assert clarification_scores(IMP, PQ) == {
+        "recall": recall(IMP, PQ),
+        "weighted_recall": weighted_recall(IMP, PQ),
+        "recall_at_5": recall_at_k(IMP, PQ, 5),
+        "ndcg": ndcg(IMP, PQ),
+        "ndcg_gold": ndcg_gold(IMP, PQ),
+    }
 
 
 @pytest.mark.parametrize(

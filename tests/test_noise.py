@@ -93,8 +93,8 @@ def test_pool_and_mdd_by_hand() -> None:
 
 
 def _scores(path, values: dict[str, float | None]) -> None:  # type: ignore[no-untyped-def]
-    from lecode.recordio import write_scores
-    from lecode.records import DialogueScores
+    from lecode.score_io import write_scores
+    from lecode.score_records import DialogueScores
 
     path.mkdir(parents=True, exist_ok=True)
     write_scores(
@@ -165,11 +165,11 @@ def test_noise_job_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_adjacent_rows_against_the_mdd() -> None:
+    from lecode.metrics.registry import get
     from lecode.report.model import Cell, Row, Table
     from lecode.report.noise import adjacent_table
-    from lecode.report.spec import METRIC_BY_KEY
 
-    metrics = (METRIC_BY_KEY["recall"], METRIC_BY_KEY["turns"])
+    metrics = (get("recall"), get("turns"))
     rows = tuple(
         Row(
             label=name,
@@ -187,5 +187,6 @@ def test_adjacent_rows_against_the_mdd() -> None:
     assert c_b.cells[0].value == pytest.approx(7.0) and c_b.cells[0].distinguishable is True
     assert c_b.cells[1].value == pytest.approx(1.8) and c_b.cells[1].distinguishable is True
     assert b_a.delta_of == ("B/x", "A/x")
+    assert {c.aggregation for r in adj.rows for c in r.cells} == {"cell_difference"}
     # without an MDD for a column nothing is claimed
     assert adjacent_table(table3, {"metrics": {}}).rows[0].cells[0].distinguishable is None

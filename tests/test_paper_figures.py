@@ -18,7 +18,6 @@ from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from lecode.recordio import SCORE_SCHEMA
 from lecode.records import Case, Utterance
 from lecode.report.curves import dataset_frame, facts_by_charge, word_count
 from lecode.report.figures import (
@@ -27,7 +26,8 @@ from lecode.report.figures import (
     strategy_systems,
     write_figures,
 )
-from lecode.report.spec import System, coerce_systems
+from lecode.report.spec import ReportedSystem, coerce_systems
+from lecode.score_io import SCORE_SCHEMA
 from lecode.text import tokenize
 
 # jieba words (punctuation left out) vs characters, checked in test_word_count
@@ -224,7 +224,7 @@ def test_strategy_rows_of_the_named_base_model() -> None:
     with pytest.raises(ValueError, match="nope"):
         strategy_systems(systems, "nope")
     # SFT variants only when the label ends with SFT; base rows come zero-shot first
-    few_first = [System("m", "few_shot", "M FS"), System("m", "zero_shot", "M")]
+    few_first = [ReportedSystem("m", "few_shot", "M FS"), ReportedSystem("m", "zero_shot", "M")]
     assert [s.label for s in strategy_systems(few_first)] == ["M", "M FS"]
 
 

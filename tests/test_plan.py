@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 
 from lecode import paths
+from lecode.config.experiment import Settings
 from lecode.plan import Plan
-from lecode.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 

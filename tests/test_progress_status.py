@@ -16,13 +16,14 @@ import yaml
 
 from lecode import paths
 from lecode.cli import main
+from lecode.config.experiment import Settings
 from lecode.plan import Plan
 from lecode.progress import Progress, duration, failure_kind
 from lecode.recordio import dumps, write_matches, write_transcripts
 from lecode.records import Matches, RoleUsage, Transcript, Turn
-from lecode.settings import Settings
 from lecode.status import Reader, collect, incomplete_outputs, last_progress, render
 from tests.support.cases import synthetic_cases, write_jsonl
+from tests.support.mock_llm import entry
 
 
 class Clock:
@@ -116,10 +117,13 @@ def test_simulate_cases_logs_progress_to_the_end(
     cases = load_cases(write_jsonl(tmp_path / "c.jsonl", synthetic_cases(4)))
     ctx = RoleContext()
     expert = build_expert(
-        "human_replay", {"backend": "offline", "agent": "human_replay"}, "baseline", ctx
+        "human_replay", entry("h", {"backend": "offline", "agent": "human_replay"}), "baseline", ctx
     )
     client = build_client(
-        "fact_lookup", {"backend": "offline", "agent": "fact_lookup"}, "first_person_dialogue", ctx
+        "fact_lookup",
+        entry("f", {"backend": "offline", "agent": "fact_lookup"}),
+        "first_person_dialogue",
+        ctx,
     )
     journal = DialogueJournal(tmp_path / "j.jsonl")
     asyncio.run(
@@ -291,7 +295,7 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
     # the command: forecasts from `lecode forecast`, twice with --watch
     from lecode.status import system_forecasts
 
-    fc = system_forecasts(Settings.load(*params).model_dump(mode="json"))
+    fc = system_forecasts(Settings.load(*params))
     assert fc[("gpt", "zero_shot")] > 0 and fc[("replay", "baseline")] > 0  # client calls
     assert main(["status", "--params", "params.yaml", "--watch", "0.01", "--times", "2"]) == 0
     shown = capsys.readouterr().out

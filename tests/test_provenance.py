@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from lecode import provenance as prov
+from lecode.config.experiment import Settings
 from lecode.dataset import to_lecode_json
 from lecode.plan import Plan
 from lecode.recordio import (
@@ -24,12 +25,11 @@ from lecode.recordio import (
     write_matches,
     write_transcripts,
 )
-from lecode.records import RoleUsage
+from lecode.records import RoleUsage, Served
 from lecode.report import document
 from lecode.report.document import SCHEMA_VERSION, DocumentError, cell_id, load, load_all
 from lecode.report.render import CSV_COLUMNS
 from lecode.selftest import DATA_DIR
-from lecode.settings import Settings
 from lecode.specs import file_sha256
 from lecode.steps import aggregate_scores, score_system, shard_dataset
 from lecode.steps import tables as tables_step
@@ -77,6 +77,12 @@ def project_params() -> dict[str, Any]:
     }
 
 
+def served(strategy: str, *, last: bool) -> Served:
+    """Five replies per dialogue, all naming ``mock-2024-01`` (configured: ``mock``)."""
+    fingerprint = "fp-b" if last and strategy == "zero_shot" else "fp-a"
+    return Served(models={"mock-2024-01": 5}, fingerprints={fingerprint: 5})
+
+
 def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNamespace:
     """A finished tiny run under ``root`` (cwd), laid out by the plan as the workflow lays it
     out: shards, transcripts, matches, per-system and aggregate scores, and the tables."""
@@ -106,9 +112,12 @@ def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNam
                     "strategy": st,
                     "usage": {"expert": RoleUsage(calls=5, cached=2)} if llm else {},
                     "provenance": reported,
+                    # an alias answered by a dated model whose fingerprint changes at the last
+                    # dialogue (zero-shot only)
+                    "served": {"expert": served(st, last=i == len(base_ts) - 1)} if llm else {},
                 }
             )
-            for t in base_ts
+            for i, t in enumerate(base_ts)
         ]
         ms = [m.model_copy(update={"expert": ex, "strategy": st}) for m in base_ms]
         if not llm or st == "few_shot":  # these elicit less: drop the last question's facts
@@ -182,7 +191,10 @@ def test_each_cell_is_the_number_in_the_csv(project: SimpleNamespace) -> None:
             assert row["value"] == _csv_num(cell.value)
             assert row["display"] == cell.display and cell.display in md
             assert (row["n"], row["N"]) == (_csv_num(cell.n), _csv_num(cell.N))
-            assert (row["ci_low"], row["ci_high"]) == (_csv_num(cell.lo), _csv_num(cell.hi))
+            assert (row["ci_low"], row["ci_high"]) == (
+                _csv_num(cell.ci_low),
+                _csv_num(cell.ci_high),
+            )
             assert row["status"] == cell.status and cell.applicable == (
                 row["status"] != "not_applicable"
             )
@@ -208,20 +220,23 @@ def test_delta_cells_name_their_partners_as_computed(project: SimpleNamespace) -
     paired = load(TABLES, "paired")
     labels = [r.label for r in paired.rows]
     assert labels == ["LLM − X − Human − replay"]  # splitting on " − " cannot recover them
-    for _, cell in paired.cells():
-        assert cell.delta_of == ("llmx/zero_shot", "alpha/baseline")
-        assert cell.systems == ("llmx/zero_shot", "alpha/baseline")
-        assert "paired difference llmx/zero_shot − alpha/baseline" in cell.aggregation
-        assert "Holm" in cell.aggregation
+    for row, cell in paired.cells():
+        assert row.delta_of == ("llmx/zero_shot", "alpha/baseline")
+        assert row.systems == ("llmx/zero_shot", "alpha/baseline")
+        assert cell.aggregation == "paired_difference"
+        assert "paired difference llmx/zero_shot − alpha/baseline" in cell.description
+        assert "Holm" in cell.description
     assert set(paired.systems) == {"llmx/zero_shot", "alpha/baseline"}
     t6 = load(TABLES, "table6")
     kinds = {(r.setting, r.kind): r for r in t6.rows}
     delta = kinds[("Δ FS−ZS", "delta")]
-    assert all(c.delta_of == ("llmx/few_shot", "llmx/zero_shot") for c in delta.cells)
-    assert all(c.systems == ("llmx/few_shot",) for c in kinds[("FS", "system")].cells)
+    assert delta.delta_of == ("llmx/few_shot", "llmx/zero_shot")
+    assert {c.aggregation for c in delta.cells} == {"paired_difference"}
+    assert kinds[("FS", "system")].systems == ("llmx/few_shot",)
     t3 = load(TABLES, "table3")
-    assert {c.systems for _, c in t3.cells()} == {("alpha/baseline",), ("llmx/zero_shot",)}
-    assert all(c.delta_of is None for _, c in t3.cells())
+    assert {r.systems for r in t3.rows} == {("alpha/baseline",), ("llmx/zero_shot",)}
+    assert all(r.delta_of is None for r in t3.rows)
+    assert {c.aggregation for _, c in t3.cells()} == {"mean"}
 
 
 def test_run_names_every_input_with_its_hash(project: SimpleNamespace) -> None:
@@ -289,7 +304,7 @@ def test_rebuilding_writes_byte_identical_documents(project: SimpleNamespace) ->
 def test_another_schema_version_is_refused(project: SimpleNamespace) -> None:
     path = Path(TABLES) / "table3.provenance.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     data["schema_version"] = 1
     atomic_write_text(path, json.dumps(data))
     with pytest.raises(DocumentError, match="schema_version 1, but this lecode reads"):
@@ -299,17 +314,17 @@ def test_another_schema_version_is_refused(project: SimpleNamespace) -> None:
 
 
 def test_documents_without_a_spec_name_the_systems_only() -> None:
-    from lecode.report.outputs import ReportSettings, build_documents
+    from lecode.report.outputs import TableOptions, build_documents
     from tests.test_report_tables import _shots
 
     frame, systems = _shots()
-    docs = build_documents(frame, systems, 30, settings=ReportSettings(resamples=100))
+    docs = build_documents(frame, systems, 30, settings=TableOptions(resamples=100))
     paired = docs["paired"]
     assert paired.run is None and paired.spec_digest is None
     assert set(paired.systems) == {"m1/zero_shot", "m2/zero_shot", "m3/mediq"}
     assert paired.systems["m3/mediq"].jobs is None
-    cells = [c for r in paired.rows for c in r.cells if r.label.startswith("MediQ")]
-    assert all(c.delta_of == ("m3/mediq", "m1/zero_shot") for c in cells)
+    rows = [r for r in paired.rows if r.label.startswith("MediQ")]
+    assert rows and all(r.delta_of == ("m3/mediq", "m1/zero_shot") for r in rows)
 
 
 # --------------------------------------------------------------------------- git
@@ -346,3 +361,23 @@ def test_git_state_is_the_last_change_to_code_config_or_data(tmp_path: Path) -> 
     (tmp_path / "params.yaml").write_text("a: 1\n")
     (tmp_path / "workflow" / "new.py").write_text("")  # untracked code counts too
     assert prov.git_state(tmp_path).dirty is True
+
+
+def test_the_model_that_answered_is_counted_and_noted_under_table3(
+    project: SimpleNamespace,
+) -> None:
+    doc = load(TABLES, "table3")
+    llm = doc.systems["llmx/zero_shot"]
+    # four dialogues of five replies each; the last dialogue's fingerprint changed
+    assert llm.served["expert"] == Served(
+        models={"mock-2024-01": 20}, fingerprints={"fp-a": 15, "fp-b": 5}
+    )
+    assert doc.systems["alpha/baseline"].served == {}
+    assert doc.notes[-1] == (
+        "LLM − X: configured model id mock, replies named mock-2024-01 ×20; "
+        "the system_fingerprint changed within the run: fp-a ×15, fp-b ×5."
+    )
+    md = Path(TABLES, "table3.md").read_text(encoding="utf-8")
+    assert "configured model id mock, replies named mock-2024-01 ×20" in md
+    # few-shot is not a Table 3 row; Table 6 carries no such note
+    assert not any("configured model id" in n for n in load(TABLES, "table6").notes)

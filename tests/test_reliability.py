@@ -18,7 +18,7 @@ from lecode.records import Case, Utterance
 from lecode.reliability import (
     JUDGE_TEMPLATES,
     WRITER_TEMPLATES,
-    QuestionWriter,
+    ContextQuestionWriter,
     ReliabilityAnswer,
     ReliabilityItem,
     ReliabilityJudge,
@@ -33,7 +33,7 @@ from lecode.reliability import (
     writer_items,
 )
 from lecode.report.paper import load_paper_numbers
-from lecode.report.table4 import paper_rows, table4
+from lecode.report.table4 import paper_rows, table4, table4_document
 from lecode.stats import ResamplePlan
 from lecode.steps.reliability import answer_items
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
@@ -195,6 +195,22 @@ def test_case_values_and_table4_cells_by_hand() -> None:
     # the paper's rows beside ours, as transcribed
     qmax = by[("Relevance (judge)", "Qwen-max")]
     assert qmax.kind == "paper" and [c.value for c in qmax.cells] == [92.4, 92.2, 97.0]
+    assert {c.aggregation for c in qmax.cells} == {"published"}
+    assert {c.aggregation for r in t.rows if r.kind != "paper" for c in r.cells} == {"share"}
+    doc = table4_document(
+        t,
+        spec_digest="d",
+        systems={},
+        threshold=0.9,
+        bootstrap={"resamples": 200, "seed": 0, "confidence": 0.95},
+    )
+    ours = next(r for r in doc.rows if r.label == "Client C" and r.group == "Relevance (judge)")
+    assert ours.cells[0].description.startswith("share of a consultation's answers the judge")
+    assert (
+        next(r for r in doc.rows if r.kind == "paper")
+        .cells[0]
+        .description.startswith("the published Table 4 value")
+    )
     assert [c.value for c in by[("Factuality (judge)", "Qwen2.5-7B")].cells] == [85.0, 94.3, 96.0]
     assert [label for label, _ in paper_rows(paper)] == [
         "Qwen2.5-7B",
@@ -280,7 +296,11 @@ def test_question_writer_against_the_mock(tmp_path: Path, mock: MockServer) -> N
     rt = runtime(tmp_path / "store")
     try:
         writer = build_role(
-            QuestionWriter, "mock", model_cfg(mock.url), RoleContext(runtime=rt), WRITER_TEMPLATES
+            ContextQuestionWriter,
+            "mock",
+            model_cfg(mock.url),
+            RoleContext(runtime=rt),
+            WRITER_TEMPLATES,
         )
         items = asyncio.run(
             writer_items(

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from lecode.config.experiment import Settings
 from lecode.llm.mock import MockServer
 from lecode.plan import Plan
-from lecode.settings import Settings
-from tests.support.mock_llm import KEY_ENV, model_cfg
+from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
 TEST = REPO / "data" / "sample" / "sample_testset.jsonl"
@@ -24,7 +24,7 @@ def _params(url: str = "http://127.0.0.1:9/v1", **replicates: Any) -> dict[str, 
     return {
         "dataset": {"train": str(TEST), "test": str(TEST), "n_shards": 1},
         "models": {
-            "mock": model_cfg(url),
+            "mock": model_dict(url),
             "lexical": {"backend": "offline", "agent": "lexical"},
         },
         "experts": [{"model": "mock", "strategy": "zero_shot"}],
@@ -93,7 +93,8 @@ def mock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[MockServer
 
 
 def test_a_replicate_run_resumes_from_its_journal(mock: MockServer, tmp_path: Path) -> None:
-    from lecode.recordio import read_scores, read_transcripts
+    from lecode.recordio import read_transcripts
+    from lecode.score_io import read_scores
     from lecode.steps.replicate import run
 
     params = _params(mock.url)

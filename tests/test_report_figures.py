@@ -11,10 +11,8 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from lecode.recordio import SCORE_SCHEMA
 from lecode.records import Case, Matches, Utterance
 from lecode.report.curves import complexity_curve, fact_bins, recall_by_turn, wide
-from lecode.report.demo import make_demo
 from lecode.report.figures import (
     FIGURE_NAMES,
     build_figures,
@@ -28,7 +26,9 @@ from lecode.report.figures import (
     write_figures,
 )
 from lecode.report.fonts import INSTALL_HINT, cjk_fonts, find_cjk_font
-from lecode.report.spec import System
+from lecode.report.spec import ReportedSystem
+from lecode.score_io import SCORE_SCHEMA
+from tests.support.report_demo import make_demo
 
 CHINESE = "刑事 民事 行政 故意伤害 婚姻家庭 用户 律师 检索基线"
 
@@ -107,7 +107,7 @@ def test_recall_by_turn_hand_example() -> None:
         _m("c", 3, (), status="error"),  # left out
     ]
     cases = [_case("a", (3, 1, 1, 1)), _case("b", (1, 3))]
-    curve = recall_by_turn(matches, [System("e", "s", "E")], cases=cases, max_turns=4)
+    curve = recall_by_turn(matches, [ReportedSystem("e", "s", "E")], cases=cases, max_turns=4)
     assert curve["k"].to_list() == [0, 1, 2, 3, 4]
     assert curve["recall"].to_list() == pytest.approx([0.0, 37.5, 37.5, 50.0, 50.0])
     # weighted: a -> 3/6, 3/6, 4/6; b -> 3/4
@@ -121,7 +121,7 @@ def test_recall_by_turn_hand_example() -> None:
         ]
     )
     assert set(curve["n"].to_list()) == {2}
-    unweighted = recall_by_turn(matches, [System("e", "s", "E")])
+    unweighted = recall_by_turn(matches, [ReportedSystem("e", "s", "E")])
     assert unweighted["weighted_recall"].null_count() == unweighted.height
     assert unweighted["k"].max() == 3
 
@@ -145,7 +145,7 @@ def test_complexity_curve_bins_and_scale() -> None:
             {"case_id": "d", "n_facts": 20, "weighted_recall": 0.1, "turns": 10, "overall": 3.0},
         ]
     )
-    curve = complexity_curve(scores, [System("e", "s", "E")])
+    curve = complexity_curve(scores, [ReportedSystem("e", "s", "E")])
     wr = curve.filter(pl.col("metric") == "weighted_recall").sort("bin_lo")
     assert wr["bin"].to_list() == ["1–5", "8–9", "≥15"]
     assert wr["value"].to_list() == pytest.approx([60.0, 20.0, 10.0])
@@ -155,7 +155,7 @@ def test_complexity_curve_bins_and_scale() -> None:
     assert oa["n"].to_list() == [1, 1, 1]
     at = curve.filter(pl.col("metric") == "turns").sort("bin_lo")
     assert at["value"].to_list() == pytest.approx([3.0, 8.0, 10.0])
-    per_value = complexity_curve(scores, [System("e", "s", "E")], bins=None)
+    per_value = complexity_curve(scores, [ReportedSystem("e", "s", "E")], bins=None)
     assert per_value.filter(pl.col("metric") == "turns")["bin"].to_list() == ["4", "5", "9", "20"]
     assert fact_bins((1, 3), []) == [(1, 3), (3, None)]
     with pytest.raises(ValueError):
@@ -187,11 +187,11 @@ def test_builders_return_none_without_data() -> None:
 
 def test_default_strategy_systems() -> None:
     systems = [
-        System("a", "zero_shot", "A"),
-        System("b", "zero_shot", "B"),
-        System("b", "few_shot", "B FS"),
-        System("a", "mediq", "A MediQ"),
-        System("b", "sft", "B SFT"),
+        ReportedSystem("a", "zero_shot", "A"),
+        ReportedSystem("b", "zero_shot", "B"),
+        ReportedSystem("b", "few_shot", "B FS"),
+        ReportedSystem("a", "mediq", "A MediQ"),
+        ReportedSystem("b", "sft", "B SFT"),
     ]
     assert [s.label for s in default_strategy_systems(systems)] == ["B", "B FS", "B SFT"]
 

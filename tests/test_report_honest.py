@@ -17,7 +17,7 @@ from matplotlib import cbook
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from lecode.recordio import SCORE_SCHEMA
+from lecode.metrics.registry import get
 from lecode.report.figures import (
     figure3,
     figure5,
@@ -37,12 +37,13 @@ from lecode.report.render import (
     render_markdown,
     shown_interval,
 )
-from lecode.report.spec import METRIC_BY_KEY, System
+from lecode.report.spec import ReportedSystem
 from lecode.report.tables import paired_table, table3
+from lecode.score_io import SCORE_SCHEMA
 from lecode.stats import ResamplePlan
 
 PLAN = ResamplePlan(resamples=1000, seed=0)
-METRICS = [METRIC_BY_KEY["recall"], METRIC_BY_KEY["overall"]]
+METRICS = [get("recall"), get("overall")]
 ROW = Row(label="x", cells=())
 
 
@@ -83,7 +84,7 @@ def _csv(table: Table) -> dict[tuple[str, str], dict[str, str]]:
 ONE_CASE = _frame(
     _rows("solo", ["c0"], recall=[0.7]) + _rows("pair", ["c0", "c1"], recall=[0.4, 0.6])
 )
-ONE_CASE_SYSTEMS = [System("solo", "s", "Solo"), System("pair", "s", "Pair")]
+ONE_CASE_SYSTEMS = [ReportedSystem("solo", "s", "Solo"), ReportedSystem("pair", "s", "Pair")]
 
 
 def test_one_case_has_no_interval_in_markdown_csv_and_latex() -> None:
@@ -122,7 +123,7 @@ def test_one_case_cell_never_shows_an_interval() -> None:
 
 def test_paired_difference_over_one_common_case_has_no_interval() -> None:
     frame = _frame(_rows("a", ["c0", "c1"], recall=[0.7, 0.9]) + _rows("b", ["c0"], recall=[0.5]))
-    systems = [System("a", "s", "A"), System("b", "s", "B")]
+    systems = [ReportedSystem("a", "s", "A"), ReportedSystem("b", "s", "B")]
     t = paired_table(frame, systems, 2, reference="B", plan=PLAN, metrics=METRICS[:1])
     # one common case: 0.7 - 0.5 = +20.0, p = 1 (old code: "+20.0 ± 0.0 (1/2)† (n.s.)")
     assert _lines(render_markdown(t))["A − B"] == "| A − B | +20.0 (1/2)† (n.s.) |"
@@ -139,9 +140,9 @@ FAILED = _frame(
     + _rows("nojudge", ["c0", "c1"], recall=[0.2, 0.4])
 )
 FAILED_SYSTEMS = [
-    System("ok", "s", "OK"),
-    System("failed", "s", "Failed"),
-    System("nojudge", "s", "No judge"),
+    ReportedSystem("ok", "s", "OK"),
+    ReportedSystem("failed", "s", "Failed"),
+    ReportedSystem("nojudge", "s", "No judge"),
 ]
 
 

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from lecode.recordio import scores_frame
-from lecode.records import Case, DialogueScores, Judgement, Matches, Transcript, Turn, Utterance
-from lecode.report.demo import Demo, make_demo
+from lecode.records import Case, Judgement, Matches, Transcript, Turn, Utterance
 from lecode.report.document import load_all
-from lecode.report.html import render_html, write_html, write_report
+from lecode.report.html import render_html, write_html
 from lecode.report.outputs import write_tables
-from lecode.report.spec import System
+from lecode.report.spec import ReportedSystem
 from lecode.report.viewer import viewer_data
+from lecode.score_io import scores_frame
+from lecode.score_records import DialogueScores
+from tests.support.report_demo import Demo, make_demo, write_demo_report
 
 ARTIFACTS_ENV = "LECODE_TEST_ARTIFACTS"
 
@@ -35,16 +36,9 @@ def demo() -> Demo:
 @pytest.fixture(scope="module")
 def report(demo: Demo, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
-    return write_report(
+    return write_demo_report(
         out,
-        scores=demo.scores,
-        systems=demo.systems,
-        n_expected=demo.n_expected,
-        train_cases=demo.train,
-        test_cases=demo.test,
-        transcripts=demo.transcripts,
-        matches=demo.matches,
-        judgements=demo.judgements,
+        demo,
         paper_numbers=Path(__file__).resolve().parents[1] / "data" / "paper_numbers.csv",
         metadata={"commit": "abc123", "params": {"seed": 0}},
     )
@@ -85,7 +79,7 @@ def test_viewer_data_facts_and_missed() -> None:
         Turn(speaker="client", kind="answer", text="a3"),
         Turn(speaker="lawyer", kind="advice", text="advice"),
     )
-    s = System("m", "zero_shot", "M")
+    s = ReportedSystem("m", "zero_shot", "M")
     t = Transcript(
         case_id="k1",
         expert="m",

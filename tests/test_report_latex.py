@@ -15,12 +15,12 @@ import pytest
 
 from lecode.audit import AUDIT_SCHEMA
 from lecode.reliability import ReliabilityAnswer, ReliabilityJudgement
-from lecode.report.demo import make_demo
 from lecode.report.document import write_document
-from lecode.report.outputs import ReportSettings, write_tables
+from lecode.report.outputs import TableOptions, write_tables
 from lecode.report.paper import load_paper_numbers
 from lecode.report.table4 import table4, table4_document
 from lecode.stats import ResamplePlan
+from tests.support.report_demo import make_demo
 
 REPO = Path(__file__).resolve().parents[1]
 XELATEX = shutil.which("xelatex")
@@ -110,7 +110,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         train_cases=demo.train,
         test_cases=demo.test,
         paper_numbers=REPO / "data" / "paper_numbers.csv",
-        settings=ReportSettings(resamples=200, top_marked=6),
+        settings=TableOptions(resamples=200, top_marked=6),
         audit=_audit(demo.scores),
     )
     files = [p for paths in written.values() for p in paths]

@@ -6,18 +6,19 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 import yaml
 
-from lecode.recordio import SCORE_SCHEMA
+from lecode.metrics.registry import get, with_tag
 from lecode.records import Case, RoleUsage, Transcript, Turn, Utterance
 from lecode.report import document
-from lecode.report.model import Cell, Row, Table
+from lecode.report.model import Cell, Row, StatsTable, Table
 from lecode.report.outputs import (
-    ReportSettings,
+    TableOptions,
     build_documents,
     build_tables,
     metrics_json,
@@ -31,10 +32,8 @@ from lecode.report.render import (
     render_csv,
     render_latex,
     render_markdown,
-    render_stats_latex,
-    render_stats_markdown,
 )
-from lecode.report.spec import METRIC_BY_KEY, METRICS, System, coerce_systems
+from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.tables import (
     low_coverage_cells,
     table2,
@@ -44,6 +43,7 @@ from lecode.report.tables import (
     table7,
 )
 from lecode.report.usage import usage_frame, usage_summary
+from lecode.score_io import SCORE_SCHEMA
 from lecode.stats import ResamplePlan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def small() -> pl.DataFrame:
     )
 
 
-SMALL_METRICS = [METRIC_BY_KEY[k] for k in ("recall", "turns", "overall")]
+SMALL_METRICS = [get(k) for k in ("recall", "turns", "overall")]
 
 EXPECTED_MD = """\
 ### Main results (per-dialogue means over the test cases)
@@ -136,7 +136,7 @@ EXPECTED_MD = """\
 - ± half-width of the 95% percentile bootstrap interval over cases (1000 resamples, seed 0)
 - † coverage n/N below 90% (n/N in Markdown and CSV); 0/N: no case has the metric (e.g. every dialogue failed); — not applicable (e.g. no judge configured); no ± with fewer than 2 cases
 - per column: best in bold, second in italics (Markdown) or underlined (LaTeX) (AT: lower is better)
-- R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw
+- R ×100; OA (1-10) ×10; AT raw
 """
 
 
@@ -202,10 +202,10 @@ def test_missing_metric_shows_its_coverage_everywhere(small: pl.DataFrame) -> No
     md = render_markdown(t)
     gpt = next(line for line in md.splitlines() if line.startswith("| GPT-4"))
     cells = [c.strip() for c in gpt.strip("|").split("|")]
-    headers = [m.header for m in METRICS]
+    headers = [m.header for m in with_tag("table3")]
     # no rouge/bertscore/weighted recall in the fixture: 0 of the 4 expected cases
     for key in ("weighted_recall", "rouge_l", "bertscore_f1", "professionalism", "safety"):
-        assert cells[1 + headers.index(METRIC_BY_KEY[key].header)] == "0/4"
+        assert cells[1 + headers.index(get(key).header)] == "0/4"
     retrieval = next(line for line in md.splitlines() if line.startswith("| Retrieval"))
     assert retrieval.count("| 0/4 ") == 11  # everything but R and AT
     out = list(csv.DictReader(io.StringIO(render_csv(t))))
@@ -219,7 +219,7 @@ def test_missing_metric_shows_its_coverage_everywhere(small: pl.DataFrame) -> No
 
 def test_scale_of_fractions_and_judge_scores(small: pl.DataFrame) -> None:
     t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=100))
-    cells = dict(zip([m.key for m in METRICS], t.rows[0].cells, strict=True))
+    cells = dict(zip([m.key for m in with_tag("table3")], t.rows[0].cells, strict=True))
     assert cells["recall"].value == pytest.approx(65.0)
     assert cells["turns"].value == pytest.approx(5.0)
     assert cells["overall"].value == pytest.approx(75.0)
@@ -233,7 +233,7 @@ def test_duplicates_and_overfull_rejected(small: pl.DataFrame) -> None:
 
 
 def test_system_without_rows_is_all_dash(small: pl.DataFrame) -> None:
-    systems = [*SYSTEMS, System("ghost", "zero_shot", "Ghost", "Other")]
+    systems = [*SYSTEMS, ReportedSystem("ghost", "zero_shot", "Ghost", "Other")]
     t = table3(small, systems, 4, plan=ResamplePlan(resamples=100))
     assert all(c.value is None and c.n == 0 for c in t.rows[-1].cells)
 
@@ -241,7 +241,7 @@ def test_system_without_rows_is_all_dash(small: pl.DataFrame) -> None:
 # ------------------------------------------------------------------ paired / Tables 6, 7
 
 
-def _shots() -> tuple[pl.DataFrame, list[System]]:
+def _shots() -> tuple[pl.DataFrame, list[ReportedSystem]]:
     n = 30
     good = [0.6 + 0.01 * (i % 5) for i in range(n)]
     worse = [g - 0.2 for g in good]
@@ -288,7 +288,7 @@ def _shots() -> tuple[pl.DataFrame, list[System]]:
 def test_table3_hides_paired_few_shot_rows() -> None:
     _, systems = _shots()
     assert [s.label for s in table3_systems(systems)] == ["GPT-4", "Qwen2.5-7B", "MediQ"]
-    lone = [*systems[:1], System("m9", "few_shot", "Lone FS")]
+    lone = [*systems[:1], ReportedSystem("m9", "few_shot", "Lone FS")]
     assert [s.label for s in table3_systems(lone)] == ["GPT-4", "Lone FS"]
 
 
@@ -323,7 +323,7 @@ def test_table6_and_7_rows_and_holm() -> None:
 def test_paired_table_reference_and_markers() -> None:
     frame, systems = _shots()
     tables = build_tables(
-        frame, systems, 30, settings=ReportSettings(resamples=2000, reference="MediQ")
+        frame, systems, 30, settings=TableOptions(resamples=2000, reference="MediQ")
     )
     paired = tables["paired"]
     assert [r.label for r in paired.rows] == ["GPT-4 − MediQ", "Qwen2.5-7B − MediQ"]
@@ -333,10 +333,10 @@ def test_paired_table_reference_and_markers() -> None:
     assert turns.value == pytest.approx(3.0) and turns.distinguishable is True
     md = render_markdown(paired)
     assert "+0.0 ± 0.0 (n.s.)" in md and "+3.0 ± 0.0 |" in md
-    default = build_tables(frame, systems, 30, settings=ReportSettings(resamples=200))
+    default = build_tables(frame, systems, 30, settings=TableOptions(resamples=200))
     assert default["paired"].rows[0].label == "Qwen2.5-7B − GPT-4"
     with pytest.raises(ValueError):
-        build_tables(frame, systems, 30, settings=ReportSettings(reference="nope"))
+        build_tables(frame, systems, 30, settings=TableOptions(reference="nope"))
 
 
 # ------------------------------------------------------------------ paper numbers
@@ -392,8 +392,10 @@ def test_paper_numbers_file() -> None:
 def test_comparison_table() -> None:
     frame, systems = _shots()
     paper = load_paper_numbers(PAPER_CSV)
-    systems[1] = System("m1", "few_shot", "GPT-4 FS", "Closed-source LLMs", paper_label="GPT-4")
-    t = build_tables(frame, systems, 30, settings=ReportSettings(resamples=500), paper=paper)[
+    systems[1] = ReportedSystem(
+        "m1", "few_shot", "GPT-4 FS", "Closed-source LLMs", paper_label="GPT-4"
+    )
+    t = build_tables(frame, systems, 30, settings=TableOptions(resamples=500), paper=paper)[
         "comparison"
     ]
     assert [(r.label, r.setting) for r in t.rows] == [
@@ -438,11 +440,16 @@ def _case(cid: str, n_utt: int, n_facts: int) -> Case:
     )
 
 
+def _stats_files(table: StatsTable) -> dict[str, str]:
+    """A statistics table's files, rendered (as the tables job does) from its document."""
+    return document.stats_document(table, document.Provenance()).render()
+
+
 def test_table2() -> None:
     train = [_case("a", 30, 9), _case("b", 20, 10), _case("c", 1000, 8)]
     test = [_case("d", 10, 5)]
     t = table2(train, test)
-    md = render_stats_markdown(t)
+    md = _stats_files(t)["md"]
     assert md.splitlines()[2:8] == [
         "| Dataset | LeCoDe | Train Set | Test Set |",
         "| :-- | --: | --: | --: |",
@@ -451,9 +458,9 @@ def test_table2() -> None:
         "| avg turns per dialogue | 265.00 | 350.00 | 10.00 |",
         "| avg key facts per dialogue | 8.00 | 9.00 | 5.00 |",
     ]
-    tex = render_stats_latex(t)
+    tex = _stats_files(t)["tex"]
     assert r"\# Total turns & 1,060 & 1,050 & 10 \\" in tex
-    empty = render_stats_markdown(table2([], test))
+    empty = _stats_files(table2([], test))["md"]
     assert "| avg turns per dialogue | 10.00 | — | 10.00 |" in empty
 
 
@@ -485,7 +492,7 @@ def test_write_tables_files(tmp_path: Path) -> None:
         test_cases=[_case("b", 6, 3)],
         paper_numbers=PAPER_CSV,
         usage=usage_frame(transcripts),
-        settings=ReportSettings(resamples=300),
+        settings=TableOptions(resamples=300),
     )
     assert set(written) == {
         "table2",
@@ -508,10 +515,15 @@ def test_write_tables_files(tmp_path: Path) -> None:
     assert metrics["GPT-4"]["rouge_l"] is None and metrics["GPT-4"]["rouge_l_n"] == 0
     assert "ndcg_gold" in metrics["GPT-4"]
     usage_md = (tmp_path / "usage.md").read_text(encoding="utf-8")
-    assert "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 20 | 0 | 0.0100 | 0 | 0 | 0 | 0 |" in usage_md
+    # calls, cached, retries, prompt, cached prompt, completion, reasoning, cost, then the
+    # protocol counters (three unmarked, three readings, confidence failures)
+    assert (
+        "| GPT-4 | expert | 1 | 2 | 0 | 0 | 100 | 0 | 20 | 0 | 0.0100 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |"
+        in usage_md
+    )
     assert "| all systems | client | 1 | 1 | 1 |" in usage_md
     again = tmp_path / "again"
-    write_tables(frame, systems, 30, again, settings=ReportSettings(resamples=300))
+    write_tables(frame, systems, 30, again, settings=TableOptions(resamples=300))
     assert (again / "table3.md").read_bytes() == (tmp_path / "table3.md").read_bytes()
 
 
@@ -542,10 +554,10 @@ def test_usage_summary_sums_per_role() -> None:
 
 def test_settings_from_params_yaml() -> None:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    s = ReportSettings.from_params(params["report"])
+    s = TableOptions.from_params(params["report"])
     assert (s.coverage_threshold, s.resamples, s.seed, s.confidence) == (0.9, 10_000, 0, 0.95)
     with pytest.raises(ValueError):
-        ReportSettings.from_params({"nonsense": 1})
+        TableOptions.from_params({"nonsense": 1})
 
 
 def test_metrics_json_without_judge(small: pl.DataFrame) -> None:
@@ -570,7 +582,7 @@ def test_a_document_renders_exactly_as_its_table() -> None:
     """The files are rendered from the documents; they lose nothing of the tables."""
     frame, systems = _shots()
     paper = load_paper_numbers(PAPER_CSV)
-    settings = ReportSettings(resamples=300)
+    settings = TableOptions(resamples=300)
     tables = build_tables(frame, systems, 30, settings=settings, paper=paper)
     docs = build_documents(
         frame,
@@ -587,16 +599,37 @@ def test_a_document_renders_exactly_as_its_table() -> None:
         assert doc.render()["md"] == render_markdown(table)
         assert doc.render()["csv"] == render_csv(table)
         assert doc.render()["tex"] == render_latex(table)
-        assert doc.to_table().rows == tuple(table.rows)
+        # the same rows and cells: only what the document adds (ids, text, state) differs
+        assert [replace(r, cells=()) for r in doc.rows] == [
+            replace(r, cells=()) for r in table.rows
+        ]
+        as_built = [
+            replace(c, column="", id="", display="", status="value", description="")
+            for _, c in doc.cells()
+        ]
+        assert as_built == [c for r in table.rows for c in r.cells]
+        assert all(c.id and c.display and c.description for _, c in doc.cells())
     stats = table2([_case("a", 4, 2)], [_case("b", 6, 3)], paper)
-    assert document.parse(docs["table2"].dumps()).render()["md"] == render_stats_markdown(stats)
+    assert document.parse(docs["table2"].dumps()).render() == _stats_files(stats)
+    kinds = {(r.key, c.column.endswith("_paper"), c.aggregation) for r, c in docs["table2"].cells()}
+    assert {(k, paper) for k, paper, how in kinds if how == "published"} == {
+        (k, True) for k in ("dialogues", "turns", "avg_turns", "avg_facts")
+    }
+    assert {(k, how) for k, paper, how in kinds if not paper} == {
+        ("dialogues", "count"),
+        ("turns", "count"),
+        ("avg_turns", "average"),
+        ("avg_facts", "average"),
+    }
     offsets = [r for r in docs["comparison"].rows if r.kind == "offset"]
-    assert offsets and all(c.delta_of == (c.systems[0], "paper") for r in offsets for c in r.cells)
+    assert offsets and all(r.delta_of == (r.systems[0], "paper") for r in offsets)
+    by_kind = {(r.kind, c.aggregation) for r in docs["comparison"].rows for c in r.cells}
+    assert by_kind == {("system", "mean"), ("paper", "published"), ("offset", "offset")}
 
 
 def test_cell_ids_are_made_in_one_place() -> None:
     frame, systems = _shots()
-    docs = build_documents(frame, systems, 30, settings=ReportSettings(resamples=100))
+    docs = build_documents(frame, systems, 30, settings=TableOptions(resamples=100))
     for name, doc in docs.items():
         for row, cell in doc.cells():
             assert cell.id == document.cell_id(name, row.label, row.setting, cell.column)
@@ -642,7 +675,7 @@ def test_usage_counts_how_each_system_handled_unmarked_replies() -> None:
             t("c2", reasoning_tokens=40, confidence_failures=1),
         ]
     )
-    summary = usage_summary(frame, [System("m1", "zero_shot", "M1", "LLMs")])
+    summary = usage_summary(frame, [ReportedSystem("m1", "zero_shot", "M1", "LLMs")])
     row = summary.filter((pl.col("label") == "M1") & (pl.col("role") == "expert")).row(
         0, named=True
     )
@@ -659,5 +692,5 @@ def test_table2_sets_the_papers_columns_beside_ours() -> None:
     assert t.values[row["dialogues"]][col["total_paper"]] == 3696
     assert t.values[row["avg_facts"]][col["test_paper"]] == pytest.approx(9.01)
     assert t.values[row["dialogues"]][col["total"]] == 2  # ours beside it
-    md = render_stats_markdown(t)
+    md = _stats_files(t)["md"]
     assert "3,696" in md and "LeCoDe (paper)" in md

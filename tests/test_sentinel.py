@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.experiment import Settings
 from lecode.llm.mock import MockServer
 from lecode.sentinel import agreement, load_anchors, load_stored
-from lecode.settings import Settings
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
 from lecode.steps.judge_sentinel import run
-from tests.support.mock_llm import KEY_ENV, model_cfg
+from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
 ANCHORS = REPO / "data" / "anchors" / "judge_anchors.jsonl"
@@ -78,7 +78,7 @@ def _spec(
     entry = Settings.parse(
         {
             "dataset": {"train": "x", "test": "x", "n_shards": 1},
-            "models": {"mock": model_cfg(url, **cfg)},
+            "models": {"mock": model_dict(url, **cfg)},
             "experts": [{"model": "mock", "strategy": "zero_shot"}],
             "client": {"model": "mock"},
             "matcher": {"model": "mock"},

@@ -10,13 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from lecode.settings import (
-    SCHEMA_PATH,
-    Settings,
-    SettingsError,
-    check_runnable,
-    json_schema,
-)
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
+from lecode.preflight import SCHEMA_PATH, json_schema, preflight
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_TEST = str(REPO / "data/sample/sample_testset.jsonl")
@@ -88,9 +84,9 @@ def test_missing_api_key_variable_is_found_when_the_dag_is_built() -> None:
     p["experts"].append({"model": "a", "strategy": "zero_shot"})
     s = Settings.parse(p)
     with pytest.raises(SettingsError, match="models.a.api_key_env: environment variable SOME_KEY"):
-        check_runnable(s, environ={})
-    check_runnable(s, environ={"SOME_KEY": "x"})
-    check_runnable(s, environ={"LECODE_REPLAY": "1"})  # replay sends nothing: no key needed
+        preflight(s, environ={})
+    preflight(s, environ={"SOME_KEY": "x"})
+    preflight(s, environ={"LECODE_REPLAY": "1"})  # replay sends nothing: no key needed
 
 
 def test_empty_or_unreadable_datasets_name_the_setting(tmp_path: Path) -> None:
@@ -99,10 +95,10 @@ def test_empty_or_unreadable_datasets_name_the_setting(tmp_path: Path) -> None:
     p = _params()
     p["dataset"]["test"] = str(empty)
     with pytest.raises(SettingsError, match="dataset.test: .* holds no consultations"):
-        check_runnable(Settings.parse(p), environ={})
+        preflight(Settings.parse(p), environ={})
     p["dataset"]["test"] = str(tmp_path / "missing.jsonl")
     with pytest.raises(SettingsError, match="dataset.test: cannot read"):
-        check_runnable(Settings.parse(p), environ={})
+        preflight(Settings.parse(p), environ={})
 
 
 def test_override_file_merges(tmp_path: Path) -> None:

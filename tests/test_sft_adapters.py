@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from lecode.config.experiment import Settings, deep_merge
 from lecode.plan import Plan
-from lecode.settings import Settings, deep_merge
 from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,7 +68,6 @@ def test_a_published_adapter_is_identified_by_its_training() -> None:
     sim = p.simulate_spec("direct-sft", "zero_shot")
     assert sim.expert.adapter == identity
     assert sim.runtime.adapters == {"direct-sft": identity}
-    assert sim.runtime.as_params()["adapters"] == {"direct-sft": identity}
     assert p.adapter_inputs("direct-sft") == sorted(PUBLISHED.values())
     assert p.adapter_inputs("base") == sorted(PUBLISHED.values())  # its server serves them
     assert not p.warnings

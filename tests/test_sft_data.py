@@ -16,16 +16,14 @@ import pytest
 
 from lecode.agents.base import UsageMeter
 from lecode.agents.lexical_matcher import LexicalMatcher
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
+from lecode.config.sections import LLMSettings
 from lecode.dataset import load_cases
 from lecode.llm.templates import load_template
 from lecode.plan import Plan
+from lecode.preflight import json_schema
 from lecode.records import Case
-from lecode.settings import (
-    LLMSettings,
-    Settings,
-    SettingsError,
-    json_schema,
-)
 from lecode.sft import dialogues as dlg
 from lecode.sft.build import direct_dialogues
 from lecode.sft.questions import (
@@ -329,9 +327,8 @@ def test_sft_settings_are_typed_and_checked() -> None:
     with pytest.raises(SettingsError, match="sft.train.lora_rank"):
         Settings.parse({**base, "sft": {"train": {"lora_rank": 8}}})
     for writer, message in [("nope", "not defined"), ("lexical", "offline agent")]:
-        s = Settings.parse({**base, "sft": {"writer": writer}})
-        with pytest.raises(SettingsError, match=message):
-            Plan(s).sft_data_spec("keyfact")
+        with pytest.raises(SettingsError, match=rf"sft\.writer: .*{message}"):
+            Settings.parse({**base, "sft": {"writer": writer}})  # refused before any plan
     with pytest.raises(SettingsError, match="base_model"):
         default_plan().sft_train_spec("direct")
 
@@ -417,7 +414,7 @@ def stub_url() -> Any:
 
 
 def llm_spec(variant: str, url: str, store: Path, train: Path, *, replay: bool) -> SFTDataSpec:
-    from lecode.settings import Lexical, OpenAIEntry
+    from lecode.config.models import Lexical, OpenAIEntry
 
     writer = OpenAIEntry(
         backend="openai",

@@ -16,8 +16,9 @@ import pytest
 pytest.importorskip("trl", reason="optional extra 'sft' not installed: pip install -e '.[sft]'")
 pytest.importorskip("peft", reason="optional extra 'sft' not installed: pip install -e '.[sft]'")
 
+from lecode.config.experiment import Settings  # noqa: E402
+from lecode.config.sections import SFTTrainSettings  # noqa: E402
 from lecode.plan import Plan  # noqa: E402
-from lecode.settings import Settings, SFTTrainSettings  # noqa: E402
 from lecode.sft.tiny import tiny_model  # noqa: E402
 from lecode.specs import SFTTrainSpec, file_sha256  # noqa: E402
 from lecode.steps.sft_data import run as run_data  # noqa: E402

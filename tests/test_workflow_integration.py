@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lecode.fingerprint import CodeTree
 from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -140,10 +141,10 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
             },
             marks=pytest.mark.slow,
         ),
-        # a metric: scores and after
+        # a metric: scores and after, and Table 4 (rendered with the metric declarations)
         pytest.param(
             "metrics/clarification.py",
-            {"score_system": 2, "aggregate_scores": 1, "tables": 1},
+            {"score_system": 2, "aggregate_scores": 1, "tables": 1, "table4_build": 1},
             marks=pytest.mark.slow,
         ),
         # table rendering: the tables only (Table 4 is rendered by its own job)
@@ -157,7 +158,8 @@ def test_a_code_edit_reruns_exactly_the_dependent_jobs(
     path = project / "workflow/lecode" / module
     original = path.read_bytes()
     try:
-        path.write_bytes(original + b"\n# edited\n")
+        # code, not a comment: comments and docstrings are not part of a fingerprint
+        path.write_bytes(original + b"\n_EDITED_FOR_THE_TEST = 1\n")
         counts = _scheduled(project)
     finally:
         path.write_bytes(original)
@@ -165,6 +167,36 @@ def test_a_code_edit_reruns_exactly_the_dependent_jobs(
     counts.pop("publish_tables", None)
     assert counts == expected
     assert _scheduled(project) == {}  # restored: current again
+
+
+@pytest.mark.slow
+def test_comments_rerun_nothing_and_a_metric_edit_reruns_the_scoring(project: Path) -> None:
+    settings = project / "workflow/lecode/config/models.py"
+    metric = project / "workflow/lecode/metrics/clarification.py"
+    originals = {p: p.read_bytes() for p in (settings, metric)}
+    try:
+        text = originals[settings].decode("utf-8")
+        assert text.startswith('"""')
+        settings.write_text('"""Reworded. ' + text[3:] + "\n# a note\n", encoding="utf-8")
+        metric.write_bytes(originals[metric] + b"\n# why recall@k stops at k\n")
+        assert _scheduled(project) == {}
+        metric.write_bytes(originals[metric] + b"\n_EDITED_FOR_THE_TEST = 1\n")
+        counts = _scheduled(project)
+    finally:
+        for path, original in originals.items():
+            path.write_bytes(original)
+    expected = {
+        "score_system": 2,
+        "aggregate_scores": 1,
+        "tables": 1,
+        "publish_tables": 1,
+        "all_tables": 1,
+    }
+    # Table 4 is rendered with the metric declarations when its step imports them
+    tree = CodeTree(project / "workflow")
+    if "lecode.metrics.clarification" in tree.closure("lecode.steps.table4"):
+        expected["table4_build"] = 1
+    assert counts == expected
 
 
 @pytest.mark.slow

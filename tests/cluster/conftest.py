@@ -86,7 +86,7 @@ def slurm() -> str:
 
 @pytest.fixture(scope="session")
 def user_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A user's own profile: what README "Running on a cluster" tells a newcomer to write."""
+    """A user's own profile: what docs/clusters.md tells a newcomer to write."""
     path = tmp_path_factory.mktemp("user-profile")
     (path / "config.yaml").write_text(
         f"default-resources:\n  slurm_account: {ACCOUNT}\n  slurm_partition: {PARTITION}\n",

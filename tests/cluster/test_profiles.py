@@ -16,8 +16,8 @@ from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parents[2]
 SLURM = REPO / "profiles" / "slurm"
-# profiles/default keys that profiles/slurm leaves out on purpose (README, "Running on a
-# cluster"): the memory cap of one machine
+# profiles/default keys that profiles/slurm leaves out on purpose (docs/clusters.md): the
+# memory cap of one machine
 DIFFERENT = {"resources"}
 
 

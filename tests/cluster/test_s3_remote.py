@@ -3,7 +3,7 @@
 
 As in tests/test_regeneration.py, the working tree becomes a scratch repository ("origin"),
 built with ``dvc repro``; here it pushes to the S3 remote. A fresh clone configured the way
-README "Running on a cluster" says pulls from the bucket, schedules nothing, and regenerates
+docs/clusters.md says pulls from the bucket, schedules nothing, and regenerates
 byte-identical tables with only the report jobs.
 """
 
@@ -73,7 +73,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def use_s3(root: Path, url: str) -> None:
-    """README: the default remote pointed at a bucket, kept out of git (config.local)."""
+    """docs/clusters.md: the default remote pointed at a bucket, kept out of git (config.local)."""
     dvc = tool("dvc")
     run(root, dvc, "remote", "modify", "--local", "storage", "url", f"s3://{BUCKET}/lecode")
     run(root, dvc, "remote", "modify", "--local", "storage", "endpointurl", url)
@@ -116,7 +116,7 @@ def origin(s3: str, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace
 
 @pytest.fixture(scope="module")
 def clone(s3: str, origin: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh clone configured as README "Running on a cluster" says, after ``dvc pull``."""
+    """A fresh clone configured as docs/clusters.md says, after ``dvc pull``."""
     clone = tmp_path_factory.mktemp("s3-clone") / "clone"
     run(clone.parent, *GIT, "clone", "-q", str(origin.root), str(clone))
     link_venv(clone)

@@ -1,7 +1,7 @@
 """The vLLM path on a cluster, without a GPU: profiles/slurm/vllm_job.sh as a SLURM job.
 
 The one-node test cluster advertises a GPU slot with no device behind it, so the job script
-is submitted exactly as README "Running on a cluster" says (its ``--gres=gpu:1`` included).
+is submitted exactly as docs/clusters.md says (its ``--gres=gpu:1`` included).
 The stand-in server (tests/support/vllm_standin.py) plays ``vllm serve``. Checked: the job
 completes with a GPU allocated, the workflow's hook served the vLLM expert on the node's
 loopback and stopped it, its transcripts are there; then the cluster profile schedules no
@@ -67,7 +67,7 @@ def project(slurm: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
         "report": {"bootstrap": {"resamples": 200}},
     }
     (root / "vllm.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    # the GPU job simulates only the vLLM expert (README: an overlay listing those experts)
+    # the GPU job simulates only the vLLM expert (docs/clusters.md: an overlay of those experts)
     (root / "gpu.yaml").write_text(
         "experts:\n  - {model: local, strategy: zero_shot}\n", encoding="utf-8"
     )

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
+from lecode.config.models import ModelEntry, model_entry
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
 from lecode.records import Case, Transcript
@@ -19,8 +20,24 @@ FAST_RETRY = RetryPolicy(base_delay=0.001, rate_limit_delay=0.001, max_delay=0.0
 KEY_ENV = "LECODE_TEST_API_KEY"
 
 
-def model_cfg(url: str, **overrides: Any) -> dict[str, Any]:
+def entry(name: str, raw: Mapping[str, Any]) -> ModelEntry:
+    """The typed model entry ``name`` written as in ``params.yaml`` (the library takes typed
+    entries; tests write theirs as mappings)."""
+    return model_entry(name, raw)
+
+
+def entries(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, ModelEntry]:
+    """A ``models:`` mapping, each entry typed."""
+    return {name: entry(name, cfg) for name, cfg in raw.items()}
+
+
+def model_cfg(url: str, **overrides: Any) -> ModelEntry:
     """An ``openai``-backend model entry pointing at the mock."""
+    return entry("mock", model_dict(url, **overrides))
+
+
+def model_dict(url: str, **overrides: Any) -> dict[str, Any]:
+    """:func:`model_cfg` as written in ``params.yaml``."""
     cfg: dict[str, Any] = {
         "backend": "openai",
         "base_url": url,
@@ -47,7 +64,7 @@ def runtime(store: str | Path, **kwargs: Any) -> LLMRuntime:
 async def simulate(
     cases: Sequence[Case],
     rt: LLMRuntime,
-    cfg: dict[str, Any],
+    cfg: ModelEntry,
     *,
     strategy: str = "zero_shot",
     client_strategy: str = "first_person_dialogue",
@@ -56,7 +73,8 @@ async def simulate(
     """All cases concurrently through the real consultation loop."""
     from lecode.simulate import simulate_case
 
-    ctx = RoleContext(runtime=rt, options={"max_turns": max_turns})
+    rt.default_max_turns = max_turns  # the LLM experts' budget in this run
+    ctx = RoleContext(runtime=rt)
     expert = build_expert("mock-expert", cfg, strategy, ctx)
     client = build_client("mock-client", cfg, client_strategy, ctx)
     return list(

@@ -8,7 +8,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lecode import explain, selftest
+from lecode import explain, rerun_diff, selftest
+from lecode.config.base import ParamsFileError, SettingsError
+from lecode.corpus import cli as corpus_cli
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
 from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
@@ -77,7 +79,7 @@ def _cmd_retry_errors(args: argparse.Namespace) -> int:
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     """Write (or, with --check, compare) the JSON schema generated from the settings models."""
-    from lecode.settings import SCHEMA_PATH, json_schema
+    from lecode.preflight import SCHEMA_PATH, json_schema
 
     text = json.dumps(json_schema(), ensure_ascii=False, indent=2) + "\n"
     target = Path(args.out) if args.out else SCHEMA_PATH
@@ -93,16 +95,15 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    """Everything the Snakefile checks before it schedules a job, without Snakemake."""
+    """Everything the Snakefile checks before it schedules a job (the same functions: parsing
+    and :func:`lecode.preflight.preflight`, API keys of every model a role uses included),
+    without Snakemake."""
+    from lecode.config.experiment import Settings
     from lecode.plan import Plan
-    from lecode.settings import Settings, SettingsError, check_runnable
+    from lecode.preflight import preflight
 
-    try:
-        settings = Settings.load(args.params[0], *args.params[1:])
-        check_runnable(settings)
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 1
+    settings = Settings.load(args.params[0], *args.params[1:])
+    preflight(settings)
     plan = Plan(settings)
     for x in plan.system_files:
         print(f"{x.system.label}: simulate {x.simulate}, match {x.match}, score {x.score}")
@@ -114,15 +115,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     """Per system: dialogues done/total, failures, spend against the forecast; running jobs."""
     import time
 
-    from lecode.settings import Settings, SettingsError
+    from lecode.config.experiment import Settings
     from lecode.status import Reader, collect, render, system_forecasts
 
-    try:
-        settings = Settings.load(args.params[0], *args.params[1:])
-    except SettingsError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    forecasts = system_forecasts(settings.model_dump(mode="json"))  # once, also with --watch
+    settings = Settings.load(args.params[0], *args.params[1:])
+    forecasts = system_forecasts(settings)  # once, also with --watch
     reader = Reader()
     shown = 0
     while True:
@@ -191,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     llm_cli.register(sub)
     explain.register(sub)
     selftest.register(sub)
+    rerun_diff.register(sub)
+    corpus_cli.register(sub)
     return parser
 
 
@@ -204,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DatasetError as exc:
         print(exc, file=sys.stderr)
         return 1
+    except SettingsError as exc:  # a params file that cannot be read: usage error, exit 2
+        print(f"lecode {args.command}: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, ParamsFileError) else 1
 
 
 if __name__ == "__main__":

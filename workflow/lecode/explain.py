@@ -21,15 +21,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lecode.report.document import (
-    PAPER,
-    Cell,
-    DocumentError,
-    Row,
-    SystemInfo,
-    TableDocument,
-    load,
-)
+from pydantic import TypeAdapter
+
+from lecode.report.document import DocumentError, SystemInfo, TableDocument, load
+from lecode.report.model import FROM_PAPER, FROM_SCORES, Cell, Row
+from lecode.report.served import served_lines
 from lecode.specs import file_sha256
 
 DEFAULT_TABLES = "reports/tables"
@@ -50,16 +46,16 @@ def _choices(values: Sequence[str]) -> str:
     return ", ".join(repr(v) for v in dict.fromkeys(values))
 
 
-def _row_keys(doc: TableDocument, row: Row, cell: Cell) -> set[str]:
+def _row_keys(doc: TableDocument, row: Row) -> set[str]:
     keys = {_norm(row.label)}
     if row.key:
         keys.add(_norm(row.key))
-    if cell.delta_of is not None and row.kind == "delta":
-        keys.add(_norm(" − ".join(cell.delta_of)))
-        keys.add(_norm(" - ".join(cell.delta_of)))
-    elif len(cell.systems) == 1:
-        keys.add(_norm(cell.systems[0]))
-        info = doc.systems.get(cell.systems[0])
+    if row.delta_of is not None and row.kind == "delta":
+        keys.add(_norm(" − ".join(row.delta_of)))
+        keys.add(_norm(" - ".join(row.delta_of)))
+    elif len(row.systems) == 1:
+        keys.add(_norm(row.systems[0]))
+        info = doc.systems.get(row.systems[0])
         if info is not None:
             keys.add(_norm(info.system.expert))
     return keys
@@ -75,7 +71,7 @@ def find_cell(doc: TableDocument, row: str, column: str, setting: str | None = N
     ``a − b`` or a statistic's key) and ``column`` (header such as ``WR`` or ``AT↓``, or key
     such as ``weighted_recall``)."""
     want = _norm(row)
-    by_row = [(r, c) for r, c in doc.cells() if want in _row_keys(doc, r, c)]
+    by_row = [(r, c) for r, c in doc.cells() if want in _row_keys(doc, r)]
     if not by_row:
         raise ExplainError(
             f"{doc.table}: no row {row!r}; rows: {_choices([r.label for r in doc.rows])}"
@@ -122,51 +118,71 @@ def _values(rows: list[dict[str, Any]], metric: str) -> dict[str, float]:
     return out
 
 
-#: Tables whose cells are no plain means of a per-dialogue score column (the client audit,
-#: its robustness rows, Table 4): their aggregation text says what they count.
-NOT_SCORE_MEANS = frozenset({"audit", "robustness", "table4"})
+def _mean(values: list[float]) -> float | None:
+    return None if not values else math.fsum(values) / len(values)
 
 
 def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | None:
-    """The cell's mean (display scale) and n recomputed from the per-dialogue scores,
-    and the dialogues where the metric is missing; ``None`` where that does not apply."""
+    """The cell's number (display scale) and n recomputed from the per-dialogue scores, and
+    the dialogues where the metric is missing, for the aggregations of a score column
+    (:data:`lecode.report.model.FROM_SCORES`); ``None`` for the others or without the scores.
+
+    ``mean``: over the row's system; ``paired_difference``: ``a − b`` per dialogue both have,
+    then the mean; ``cell_difference``: ``a``'s mean minus ``b``'s, each over its own
+    dialogues (n: the smaller count).
+    """
     row = row_of(doc, cell)
-    if doc.layout != "metrics" or row.kind not in ("system", "delta") or doc.run is None:
-        return None
-    if doc.table in NOT_SCORE_MEANS:
+    if cell.aggregation not in FROM_SCORES or doc.run is None:
         return None
     path = root / doc.run.aggregate.path
     if not path.is_file():
         return None
-    from lecode.recordio import read_scores
+    from lecode.metrics.registry import find
     from lecode.report.spec import system_key
+    from lecode.score_io import read_scores
 
     by_system: dict[str, list[dict[str, Any]]] = {}
     for r in read_scores(path).iter_rows(named=True):
         by_system.setdefault(system_key(r["expert"], r["strategy"]), []).append(r)
     column = doc.column(cell.column)
     metric, scale = column.key, float(column.scale or 1.0)
-    if row.kind == "system":
-        rows = by_system.get(cell.systems[0], [])
+    if cell.aggregation == "mean":
+        rows = by_system.get(row.systems[0], [])
         present = _values(rows, metric)
+        mean, n = _mean(list(present.values())), len(present)
     else:
-        assert cell.delta_of is not None
-        a, b = cell.delta_of
+        if row.delta_of is None:
+            raise ExplainError(f"{cell.id}: a {cell.aggregation} names no (a, b)")
+        a, b = row.delta_of
         rows = by_system.get(a, [])
         own, other = _values(rows, metric), _values(by_system.get(b, []), metric)
-        present = {k: own[k] - other[k] for k in own if k in other}
-    values = list(present.values())
+        if cell.aggregation == "paired_difference":
+            present = {k: own[k] - other[k] for k in own if k in other}
+            mean, n = _mean(list(present.values())), len(present)
+        else:
+            present = own
+            mean_a, mean_b = _mean(list(own.values())), _mean(list(other.values()))
+            mean = None if mean_a is None or mean_b is None else mean_a - mean_b
+            n = min(len(own), len(other))
+    declared = find(metric)
     missing = [
-        (str(r["case_id"]), str(r["stop_reason"])) for r in rows if str(r["case_id"]) not in present
+        (
+            str(r["case_id"]),
+            str(r["stop_reason"])
+            if declared is None
+            else declared.missing_reason(str(r["stop_reason"])),
+        )
+        for r in rows
+        if str(r["case_id"]) not in present
     ]
-    mean = None if not values else math.fsum(values) / len(values) * scale
+    mean = None if mean is None else mean * scale
     value = cell.value
     agrees = (
         mean is None
         if value is None
         else mean is not None and abs(mean - float(value)) <= 2e-6 * max(1.0, abs(mean))
     )
-    return {"mean": mean, "n": len(values), "missing": missing, "agrees": agrees}
+    return {"mean": mean, "n": n, "missing": missing, "agrees": agrees}
 
 
 # --------------------------------------------------------------------------- rendering
@@ -202,8 +218,8 @@ def _counts(d: Mapping[str, Any]) -> str:
 
 def _value_line(cell: Cell) -> str:
     parts = [f"{cell.display.replace('*', '')} ({_fmt(cell.value)})"]
-    if cell.lo is not None:
-        parts.append(f"interval [{_fmt(cell.lo, 4)}, {_fmt(cell.hi, 4)}]")
+    if cell.ci_low is not None:
+        parts.append(f"interval [{_fmt(cell.ci_low, 4)}, {_fmt(cell.ci_high, 4)}]")
     if cell.n is not None:
         parts.append(f"n/N = {cell.n}/{cell.N}")
     if cell.rank is not None:
@@ -260,6 +276,9 @@ def _system_lines(key: str, s: SystemInfo, root: Path, verify: bool) -> list[str
     if s.reported:
         out.append("  reported by the roles in the transcripts:")
         out += [f"    {k}: {v}" for k, v in s.reported.items()]
+    if s.served:
+        out.append("  model ids and system fingerprints the replies named, counted:")
+        out += [f"    {line}" for line in served_lines(s.served)]
     return out
 
 
@@ -270,9 +289,10 @@ def explain_cell(
     root = Path(root)
     run = doc.run
     out = [_title(doc, cell), "", "Value", "  " + _value_line(cell), "", "Aggregation"]
-    out.append(f"  {cell.aggregation}")
-    if cell.delta_of is not None:
-        out.append(f"  difference {cell.delta_of[0]} − {cell.delta_of[1]}")
+    out.append(f"  {cell.description}")
+    row = row_of(doc, cell)
+    if row.delta_of is not None:
+        out.append(f"  difference {row.delta_of[0]} − {row.delta_of[1]}")
     if verify:
         check = recompute(doc, cell, root)
         if check is not None:
@@ -293,7 +313,7 @@ def explain_cell(
     if run is not None:
         out += ["", "Per-dialogue scores (all systems)"]
         out.append(_file_lines("  ", run.aggregate.path, run.aggregate.sha256, "", root, verify))
-    for key in cell.systems:
+    for key in row.systems:
         s = doc.systems.get(key)
         if s is not None:
             out += ["", *_system_lines(key, s, root, verify)]
@@ -310,7 +330,7 @@ def explain_cell(
     if verify:
         bad = [s.path for s in d.shards if _state(s.path, s.sha256, root) != "ok"]
         out.append(f"  shards changed or missing: {', '.join(bad)}" if bad else "  shards: ok")
-    if PAPER in (cell.delta_of or ()) or row_of(doc, cell).kind == "paper":
+    if cell.aggregation in FROM_PAPER:
         out += ["", "Published numbers"]
         out.append(_file_lines("  ", run.paper.path, run.paper.sha256, "", root, verify))
     out += ["", "Report settings"]
@@ -336,11 +356,11 @@ def summary_text(doc: TableDocument, cell: Cell) -> str:
     row = row_of(doc, cell)
     column = doc.column(cell.column)
     head = row.label + (f" [{row.setting}]" if row.setting else "")
-    lines = [f"{head} · {column.header}: {_value_line(cell)}", cell.aggregation]
+    lines = [f"{head} · {column.header}: {_value_line(cell)}", cell.description]
     run = doc.run
     if run is not None:
         lines.append(f"scores {run.aggregate.path} sha256 {run.aggregate.sha256[:16]}…")
-    for key in cell.systems:
+    for key in row.systems:
         s = doc.systems.get(key)
         if s is None:
             continue
@@ -364,6 +384,7 @@ def summary_text(doc: TableDocument, cell: Cell) -> str:
         }
         if served:
             lines.append("  reported " + "; ".join(f"{k} {v}" for k, v in served.items()))
+        lines += [f"  replies: {line}" for line in served_lines(s.served)]
     if run is not None:
         lines.append(f"test {run.dataset.test.path} sha256 {run.dataset.test.sha256[:16]}…")
         if run.git.commit:
@@ -388,8 +409,10 @@ def explain_case(
 ) -> str:
     """One consultation for every system of ``doc`` (or one): transcript, the facts each
     question elicited, and the dialogue's scores."""
-    from lecode.recordio import read_cases, read_matches, read_scores, read_transcripts
-    from lecode.report.spec import METRICS, system_key
+    from lecode.metrics.registry import with_tag
+    from lecode.recordio import read_cases, read_matches, read_transcripts
+    from lecode.report.spec import system_key
+    from lecode.score_io import read_scores
 
     root = Path(root)
     run = doc.run
@@ -480,12 +503,19 @@ def explain_case(
             )
         row = score_rows.get(key)
         if row is not None:
-            vals = []
-            for metric in METRICS:
+            vals: list[str] = []
+            why: dict[str, list[str]] = {}
+            for metric in with_tag("table3"):
                 v = row.get(metric.key)
-                shown = "—" if v is None else f"{float(v) * metric.scale:.1f}"
+                shown = "—" if v is None else f"{float(v) * metric.scale:.{metric.digits}f}"
                 vals.append(f"{metric.display_header} {shown}")
+                if v is None:
+                    reason = metric.missing_reason(str(row["stop_reason"]))
+                    why.setdefault(reason, []).append(metric.header)
             out.append("  scores: " + "  ".join(vals))
+            if why:
+                parts = [f"{', '.join(hs)}: {reason}" for reason, hs in why.items()]
+                out.append("  missing: " + "; ".join(parts))
     return "\n".join(out) + "\n"
 
 
@@ -510,12 +540,17 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         print(f"lecode explain: {exc}", file=sys.stderr)
         return 2
     if args.json:
+        row = row_of(doc, cell)
         record: dict[str, Any] = {
             "table": doc.table,
             "spec_digest": doc.spec_digest,
-            "cell": cell.model_dump(mode="json"),
+            "cell": {
+                **TypeAdapter(Cell).dump_python(cell, mode="json"),
+                "systems": list(row.systems),
+                "delta_of": None if row.delta_of is None else list(row.delta_of),
+            },
             "systems": {
-                k: doc.systems[k].model_dump(mode="json") for k in cell.systems if k in doc.systems
+                k: doc.systems[k].model_dump(mode="json") for k in row.systems if k in doc.systems
             },
             "run": None if doc.run is None else doc.run.model_dump(mode="json"),
         }

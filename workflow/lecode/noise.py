@@ -37,9 +37,6 @@ import numpy as np
 
 FACTORS: tuple[str, ...] = ("expert", "client", "judge")
 COMPONENTS: tuple[str, ...] = ("cases", *FACTORS)
-JUDGE_METRICS: frozenset[str] = frozenset(
-    {"professionalism", "fluency", "completeness", "satisfaction", "safety", "overall"}
-)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,11 @@ wildcards in the rules and keyword arguments of :func:`format`.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Final
+
+#: The prompt templates, one ``.txt`` file per template under a folder per role.
+PROMPTS_DIR: Final = Path(__file__).resolve().parents[1] / "prompts"
 
 DIGEST: Final = r"[0-9a-f]{10}"
 WILDCARDS: Final[dict[str, str]] = {

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lecode import paths
+from lecode.config.base import IDENTITY
 from lecode.records import Judgement, Matches, Transcript
 from lecode.report.document import (
     DatasetInfo,
@@ -42,7 +43,7 @@ from lecode.report.document import (
     SystemFileRefs,
     SystemInfo,
 )
-from lecode.settings import IDENTITY
+from lecode.report.served import served_by_role
 from lecode.specs import FileRef, ReportSpec, Role, SystemFiles, file_sha256
 
 if TYPE_CHECKING:
@@ -209,6 +210,7 @@ def system_info(x: SystemFiles, spec: ReportSpec, data: ReportInputs) -> SystemI
         match_status=dict(sorted(Counter(m.status for r in ms.values() for m in r).items())),
         judge_status=dict(sorted(Counter(j.status for r in js.values() for j in r).items())),
         reported=_distinct(t.provenance for t in all_ts),
+        served=served_by_role(all_ts),
     )
 
 

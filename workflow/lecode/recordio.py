@@ -1,8 +1,9 @@
 """The one place where pipeline records are read from and written to disk.
 
-JSONL for nested records (cases in shards, transcripts, matches, judgements) and CSV for the
-flat per-dialogue scores. Every write is atomic (temporary file, fsync, rename), so a crashed
-job never leaves a half-written output behind.
+JSONL for nested records (cases in shards, transcripts, matches, judgements); the per-dialogue
+score files are read and written by :mod:`lecode.score_io`, which simulation does not import.
+Every write is atomic (temporary file, fsync, rename), so a crashed job never leaves a
+half-written output behind.
 """
 
 from __future__ import annotations
@@ -12,14 +13,11 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from lecode.records import Case, DialogueScores, Judgement, Matches, Transcript
-
-if TYPE_CHECKING:
-    import polars as pl
+from lecode.records import Case, Judgement, Matches, Transcript
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -95,51 +93,3 @@ def write_judgements(path: str | Path, judgements: Iterable[Judgement]) -> None:
 
 def read_judgements(path: str | Path) -> list[Judgement]:
     return list(_read_jsonl(path, Judgement))
-
-
-# polars is imported by the functions that need it (the score files), not by this module: every
-# job reads or writes records through it, and most never touch a data frame
-# (benchmarks/import_cost.py).
-
-
-def score_schema() -> dict[str, type[pl.DataType]]:
-    """The column types of a score file (``SCORE_SCHEMA``)."""
-    import polars as pl
-
-    return {
-        name: (
-            pl.Utf8
-            if name in ("case_id", "expert", "strategy", "stop_reason")
-            else pl.Int64
-            if name in ("n_facts", "turns", "bertscore_truncated")
-            else pl.Float64
-        )
-        for name in DialogueScores.model_fields
-    }
-
-
-def __getattr__(name: str) -> Any:
-    """``SCORE_SCHEMA``, built (and polars imported) on first use."""
-    if name == "SCORE_SCHEMA":
-        schema = score_schema()
-        globals()["SCORE_SCHEMA"] = schema
-        return schema
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def scores_frame(rows: Iterable[DialogueScores]) -> pl.DataFrame:
-    import polars as pl
-
-    return pl.DataFrame([r.model_dump() for r in rows], schema=score_schema(), orient="row")
-
-
-def write_scores(path: str | Path, rows: Iterable[DialogueScores]) -> None:
-    """Per-dialogue scores as CSV, one row per dialogue, sorted by case id."""
-    frame = scores_frame(rows).sort("case_id")
-    atomic_write_text(path, frame.write_csv(float_precision=6))
-
-
-def read_scores(path: str | Path) -> pl.DataFrame:
-    import polars as pl
-
-    return pl.read_csv(path, schema=score_schema())

@@ -1,7 +1,10 @@
 """Typed records that flow through the pipeline.
 
-dataset -> Case; simulation -> Transcript; matching -> Matches; scoring -> DialogueScores.
-Each record type is read and written in exactly one place: :mod:`lecode.recordio`.
+dataset -> Case; simulation -> Transcript; matching -> Matches; judging -> Judgement. Each is
+read and written in exactly one place, :mod:`lecode.recordio`. The per-dialogue scores are in
+:mod:`lecode.score_records` (generated from the metric registry; read and written by
+:mod:`lecode.score_io`), so that a new metric does not change the code of the steps before
+scoring.
 """
 
 from __future__ import annotations
@@ -83,9 +86,16 @@ class RoleUsage(_Record):
 
     ``reasoning_tokens`` is the part of ``completion_tokens`` a reasoning model spent on its
     hidden reasoning (reported by the API, else estimated; see :mod:`lecode.llm.ledger`).
+    ``cached_prompt_tokens`` is the part of ``prompt_tokens`` the provider reported reading from
+    its prompt cache (billed at the entry's ``price.cached_prompt``); ``cached`` counts calls
+    answered from lecode's own response store.
     The protocol counters record how replies were handled: ``unmarked_reasks`` (an expert
     reply without 提问/建议 marker was re-asked), ``unmarked_advice`` / ``unmarked_questions``
-    (an unmarked reply was taken as advice / as a question), ``confidence_failures`` (a MediQ
+    (an unmarked reply was taken as advice / as a question), ``read_after_preamble`` /
+    ``read_anywhere`` (a reply's marker was found after a short preamble / further into the
+    reply, as the entry's ``markers.reading`` allows), ``read_two_moves`` (a reply held both a
+    question and advice and the entry's ``markers.two_moves`` policy chose one),
+    ``confidence_failures`` (a MediQ
     confidence reply could not be read, re-asked or fatal).
     """
 
@@ -96,14 +106,45 @@ class RoleUsage(_Record):
     completion_tokens: int = 0
     cost: float = 0.0
     reasoning_tokens: int = 0
+    cached_prompt_tokens: int = 0
     unmarked_reasks: int = 0
     unmarked_advice: int = 0
     unmarked_questions: int = 0
+    read_after_preamble: int = 0
+    read_anywhere: int = 0
+    read_two_moves: int = 0
     confidence_failures: int = 0
 
     def __add__(self, other: RoleUsage) -> RoleUsage:
         return RoleUsage(
             **{name: getattr(self, name) + getattr(other, name) for name in RoleUsage.model_fields}
+        )
+
+
+class Served(_Record):
+    """The model ids and ``system_fingerprint`` values that an endpoint's replies named, with
+    how many replies named each (``""``: the reply named none). Replies from the response store
+    count with the values stored with them, so a replay reports what the first run was served."""
+
+    models: dict[str, int] = Field(default_factory=dict)
+    fingerprints: dict[str, int] = Field(default_factory=dict)
+
+    def counted(self, model: str, fingerprint: str) -> Served:
+        return Served(
+            models={**self.models, model: self.models.get(model, 0) + 1},
+            fingerprints={
+                **self.fingerprints,
+                fingerprint: self.fingerprints.get(fingerprint, 0) + 1,
+            },
+        )
+
+    def __add__(self, other: Served) -> Served:
+        def total(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            return {k: a.get(k, 0) + b.get(k, 0) for k in sorted({*a, *b})}
+
+        return Served(
+            models=total(self.models, other.models),
+            fingerprints=total(self.fingerprints, other.fingerprints),
         )
 
 
@@ -119,6 +160,7 @@ class Transcript(_Record):
     error: str | None = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
     provenance: dict[str, str] = Field(default_factory=dict)
+    served: dict[str, Served] = Field(default_factory=dict)
 
     @property
     def questions(self) -> list[str]:
@@ -187,6 +229,10 @@ class JudgeScores(_Record):
     rationale: str = ""
 
 
+#: The judge's six score fields, in the paper's order (the columns of the per-dialogue scores).
+JUDGE_FIELDS: tuple[str, ...] = tuple(f for f in JudgeScores.model_fields if f != "rationale")
+
+
 class Judgement(_Record):
     """The judge's verdict on one dialogue's advice, or why there is none."""
 
@@ -198,29 +244,3 @@ class Judgement(_Record):
     status: Status = "ok"
     error: str | None = None
     usage: dict[str, RoleUsage] = Field(default_factory=dict)
-
-
-class DialogueScores(_Record):
-    """Every metric of one dialogue. ``None`` means missing (shown as n/N), never zero."""
-
-    case_id: str
-    expert: str
-    strategy: str
-    n_facts: int
-    stop_reason: StopReason
-    turns: int | None = None
-    recall: float | None = None
-    weighted_recall: float | None = None
-    recall_at_5: float | None = None
-    ndcg: float | None = None
-    ndcg_gold: float | None = None
-    rouge_l: float | None = None
-    bertscore_f1: float | None = None
-    #: 1 when the advice or the reference was cut to the BERTScore model's length limit.
-    bertscore_truncated: int | None = None
-    professionalism: float | None = None
-    fluency: float | None = None
-    completeness: float | None = None
-    satisfaction: float | None = None
-    safety: float | None = None
-    overall: float | None = None

@@ -32,7 +32,7 @@ import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +45,9 @@ from lecode.llm.parsing import ReplyFormatError, load_structured
 from lecode.llm.render import format_dialogue, format_numbered_facts, one_line
 from lecode.recordio import RecordError, atomic_write_text, dumps
 from lecode.records import CLARIFYING_QUESTION, Case, RoleUsage, Turn
+
+if TYPE_CHECKING:
+    from lecode.config.models import ModelEntry
 
 #: The paper's three client strategies, in its column order (Table 4).
 STRATEGIES: tuple[str, ...] = ("instruct_dialogue", "instruct_question", "first_person_dialogue")
@@ -212,7 +215,7 @@ def parse_questions(reply: str, n: int) -> list[str]:
     return qs
 
 
-class QuestionWriter(ReaskingRole):
+class ContextQuestionWriter(ReaskingRole):
     """Writes the clarifying questions of the study (``reliability.question_writer``)."""
 
     role = "writer"
@@ -240,7 +243,7 @@ class QuestionWriter(ReaskingRole):
 
 async def writer_items(
     cases: Sequence[Case],
-    writer: QuestionWriter,
+    writer: ContextQuestionWriter,
     *,
     n: int,
     seed: int,
@@ -349,7 +352,7 @@ def case_values(
 def build_role(
     cls: type[ReaskingRole],
     name: str,
-    cfg: Mapping[str, Any],
+    entry: ModelEntry,
     ctx: Any,
     purposes: Mapping[str, str],
 ) -> Any:
@@ -357,7 +360,7 @@ def build_role(
     from lecode.agents.context import endpoint
     from lecode.llm.templates import load_template
 
-    return cls(name, endpoint(ctx, name, cfg), {k: load_template(v) for k, v in purposes.items()})
+    return cls(name, endpoint(ctx, name, entry), {k: load_template(v) for k, v in purposes.items()})
 
 
 WRITER_TEMPLATES = {"questions": "reliability/questions", "reask": "reliability/questions_reask"}

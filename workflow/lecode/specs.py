@@ -1,14 +1,15 @@
 """Per-job specifications: everything that decides one job's outputs, and nothing else.
 
-Each step gets a typed spec derived from :class:`lecode.settings.Settings` by
+Each step gets a typed spec derived from :class:`lecode.config.experiment.Settings` by
 :class:`lecode.plan.Plan`. A spec's :meth:`~JobSpec.digest` (sha256 of its canonical JSON,
 runtime-only settings left out) is the directory its outputs live in, the key of its
 journal, and what provenance records; the rule hands the spec's JSON to the job
 (``params: spec=...``), and the job reads nothing else of the configuration.
 
 Runtime-only settings (concurrency, timeouts, prices, labels of a model, the response store's
-place) sit in a ``runtime`` field or in model entries' runtime keys and never enter a digest:
-changing them reruns nothing.
+place) are fields marked :data:`~lecode.config.base.RUNTIME_ONLY`, in the specs (``runtime``)
+and in the sections they hold; :func:`~lecode.config.base.identity` leaves them out of every
+digest, so changing them reruns nothing.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
-
-from lecode.settings import (
-    IDENTITY,
+from lecode.config.base import RUNTIME_ONLY, Section
+from lecode.config.base import identity as identity_data
+from lecode.config.models import ModelEntry
+from lecode.config.roles import System
+from lecode.config.sections import (
     BertScoreSettings,
     LLMSettings,
-    ModelEntry,
     ReportSettings,
     RougeSettings,
+    SFTSettings,
     SFTTrainSettings,
-    System,
+    SimulationSettings,
 )
 
 SPEC_VERSION = 1
@@ -48,11 +50,7 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FileRef(_Frozen):
+class FileRef(Section):
     """A file the job reads, named by its content."""
 
     path: str
@@ -63,67 +61,45 @@ class FileRef(_Frozen):
         return cls(path=str(path), sha256=file_sha256(path))
 
 
-class Role(_Frozen):
+class Role(Section):
     """A role played by a named model entry (its runtime-only keys do not enter digests).
     ``adapter``: for a vLLM entry served as a LoRA adapter, the adapter's identity
-    (:meth:`lecode.plan.Plan.adapter_identity`); absent otherwise, so that the digests of
-    roles without adapters are what they always were."""
+    (:meth:`lecode.plan.adapters.AdapterPlan.adapter_identity`); None otherwise."""
 
     name: str
     entry: ModelEntry
     adapter: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _no_adapter(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and data.get("adapter") is None:
-            data.pop("adapter", None)
-        return data
 
     @property
     def is_llm(self) -> bool:
         return self.entry.is_llm
 
 
-class LLMRuntimeSpec(_Frozen):
+class LLMRuntimeSpec(Section):
     """How a job reaches LLMs: the store, retries, and every model entry it may need (a LoRA
     entry needs its server's entry). Never part of a digest."""
 
     llm: LLMSettings = LLMSettings()
     models: dict[str, ModelEntry] = {}
-    max_turns: int = 10
+    max_turns: int = SimulationSettings.model_fields["max_turns"].default
     #: adapter identity of each entry served as a LoRA adapter (enters its request keys)
     adapters: dict[str, str] = {}
-
-    def as_params(self) -> dict[str, Any]:
-        """The mapping :meth:`lecode.llm.runtime.LLMRuntime.from_params` reads."""
-        out: dict[str, Any] = {
-            "llm": self.llm.model_dump(mode="json"),
-            "models": {k: v.model_dump(mode="json") for k, v in self.models.items()},
-            "simulation": {"max_turns": self.max_turns},
-        }
-        if self.adapters:
-            out["adapters"] = dict(self.adapters)
-        return out
 
 
 S = TypeVar("S", bound="JobSpec")
 
 
-class JobSpec(_Frozen):
+class JobSpec(Section):
     """Base of every step's spec."""
 
     step: ClassVar[str]
-    #: Fields that never enter the digest.
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime"})
 
     version: int = SPEC_VERSION
     code: str
 
     def identity(self) -> dict[str, Any]:
-        """The canonical content of the digest: runtime-only settings left out."""
-        data = self.model_dump(mode="json", exclude=set(self.runtime_fields), context=IDENTITY)
-        return {"step": self.step, **data}
+        """The canonical content of the digest: runtime-only fields left out."""
+        return {"step": self.step, **identity_data(self)}
 
     def digest(self) -> str:
         return stable_hash(self.identity())
@@ -152,20 +128,12 @@ class SimulateSpec(JobSpec):
     max_turns: int
     train: FileRef | None = None
     templates: dict[str, str] = {}
-    fail_on_error: float | None = None
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime", "fail_on_error"})
+    fail_on_error: Annotated[float | None, RUNTIME_ONLY] = None
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
     #: replicate indices of the expert and the client (``replicates:``): seed + index and
-    #: their own cache keys; 0 is the main run and leaves the digest as it always was
+    #: their own cache keys; 0 is the main run
     replicate: int = 0
     client_replicate: int = 0
-
-    def identity(self) -> dict[str, Any]:
-        data = super().identity()
-        for key in ("replicate", "client_replicate"):
-            if not data.get(key):
-                data.pop(key, None)
-        return data
 
 
 class EvaluateSpec(JobSpec):
@@ -173,7 +141,7 @@ class EvaluateSpec(JobSpec):
 
     role: Role
     templates: dict[str, str] = {}
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
 
 class MatchSpec(EvaluateSpec):
@@ -191,13 +159,8 @@ class ScoreSpec(JobSpec):
     rouge: RougeSettings
     bertscore: BertScoreSettings
 
-    def identity(self) -> dict[str, Any]:
-        data = super().identity()
-        data["bertscore"] = self.bertscore.identity()
-        return data
 
-
-class SystemFiles(_Frozen):
+class SystemFiles(Section):
     """One table row and the files its numbers come from."""
 
     system: System
@@ -259,9 +222,9 @@ class SFTDataSpec(JobSpec):
     max_turns: int
     writer: Role | None = None
     matcher: Role | None = None
-    max_leak: float = 0.8
+    max_leak: float = SFTSettings.model_fields["max_leak"].default
     templates: dict[str, str] = {}
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
 
 class SFTTrainSpec(JobSpec):
@@ -273,14 +236,6 @@ class SFTTrainSpec(JobSpec):
     data: str
     base_model: str
     hyper: SFTTrainSettings
-    runtime_fields: ClassVar[frozenset[str]] = frozenset({"runtime"})
-
-    def identity(self) -> dict[str, Any]:
-        data = super().identity()
-        data["hyper"] = self.hyper.model_dump(
-            mode="json", exclude={"base_model", "publish_dir", "logging_steps"}
-        )
-        return data
 
 
 class ReliabilitySampleSpec(JobSpec):
@@ -295,7 +250,7 @@ class ReliabilitySampleSpec(JobSpec):
     questions: int
     writer: Role | None = None
     templates: dict[str, str] = {}
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
 
 class ReliabilitySpec(JobSpec):
@@ -308,10 +263,10 @@ class ReliabilitySpec(JobSpec):
     client_strategy: str
     judge: Role | None = None
     templates: dict[str, str] = {}
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
 
-class ReliabilityRun(_Frozen):
+class ReliabilityRun(Section):
     """One column entry of Table 4: a client model x strategy and the file of its answers."""
 
     client: str
@@ -349,18 +304,10 @@ class ReplicateSpec(JobSpec):
     score: ScoreSpec
     test: FileRef
     cases: tuple[str, ...]
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
-
-    def identity(self) -> dict[str, Any]:
-        data = super().identity()
-        data["simulate"] = self.simulate.identity()
-        data["match"] = self.match.identity()
-        data["judge"] = None if self.judge is None else self.judge.identity()
-        data["score"] = self.score.identity()
-        return data
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 
 
-class ReplicateRun(_Frozen):
+class ReplicateRun(Section):
     """A finished replicate run as the noise job reads it."""
 
     expert: str
@@ -385,11 +332,6 @@ class NoiseSpec(JobSpec):
     #: BERTScore of every run's advice, computed here with one model load (None: off)
     bertscore: BertScoreSettings | None = None
 
-    def identity(self) -> dict[str, Any]:
-        data = super().identity()
-        data["bertscore"] = None if self.bertscore is None else self.bertscore.identity()
-        return data
-
 
 class SentinelSpec(JobSpec):
     """The judge-drift sentinel: the anchors re-judged under ``epoch`` (the digest of the
@@ -404,4 +346,4 @@ class SentinelSpec(JobSpec):
     threshold: float
     tolerance: int
     epoch: str
-    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()

@@ -33,10 +33,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lecode import paths
 from lecode.progress import PREFIX, failure_kind
+
+if TYPE_CHECKING:
+    from lecode.config.experiment import Settings
 
 
 @dataclass
@@ -316,15 +319,15 @@ def running_jobs(root: str | Path = ".") -> list[RunningJob]:
     return out
 
 
-def system_forecasts(params: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+def system_forecasts(settings: Settings) -> dict[tuple[str, str], float]:
     """``lecode forecast``'s total cost per system: its expert, the client, matcher and judge
     (upper bound)."""
     from lecode.llm.forecast import forecast
 
     out = {}
-    for expert in params.get("experts") or []:
-        fc = forecast({**params, "experts": [expert]})
-        out[(expert["model"], expert["strategy"])] = sum(r["cost"] for r in fc.rows())
+    for expert in settings.experts:
+        fc = forecast(settings, experts=[expert])
+        out[(expert.model, expert.strategy)] = sum(r["cost"] for r in fc.rows())
     return out
 
 
@@ -336,9 +339,9 @@ def collect(
 ) -> Status:
     """The status of the experiment configured by ``params_files``, read in the working
     directory (the project's root, where the workflow runs)."""
+    from lecode.config.experiment import Settings
     from lecode.dataset import load_cases
     from lecode.plan import Plan
-    from lecode.settings import Settings
     from lecode.shards import select
 
     settings = Settings.load(params_files[0], *params_files[1:])
@@ -346,7 +349,7 @@ def collect(
     cases = select(load_cases(settings.dataset.test), settings.dataset.limit)
     ids = {c.id for c in cases}
     if forecasts is None:
-        forecasts = system_forecasts(settings.model_dump(mode="json"))
+        forecasts = system_forecasts(settings)
     reader = reader or Reader()
     return Status(
         params=" + ".join(params_files),

@@ -8,12 +8,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from lecode import paths
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
 from lecode.plan import Plan
-from lecode.settings import Settings, SettingsError, check_data, check_keys, count_records
+from lecode.preflight import check_keys, count_records, preflight
 
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
-    check_data(SETTINGS)
+    # what `lecode check` runs too; API keys wait for the scheduled jobs (onstart)
+    preflight(SETTINGS, keys=False)
 except SettingsError as exc:
     raise WorkflowError(str(exc)) from None
 
@@ -43,6 +46,8 @@ def models_of_jobs(jobs):
                 yield SETTINGS.judge.model
         elif name == "judge_sentinel" and SETTINGS.judge is not None:
             yield SETTINGS.judge.model
+        elif name.startswith("corpus_") and SETTINGS.corpus.annotator is not None:
+            yield SETTINGS.corpus.annotator
 
 
 def refuse_beside_dvc_repro():
@@ -99,6 +104,18 @@ SHARDSET = PLAN.shardset
 
 def spec_json(spec):
     return spec.to_json()
+
+
+def spec_param(spec):
+    """``params: spec=`` of a rule without wildcards: a function, since Snakemake formats a
+    plain string param with the wildcards, and a spec holds display text (labels) that may
+    contain braces."""
+    text = spec.to_json()
+
+    def spec_text(wildcards):
+        return text
+
+    return spec_text
 
 
 def adapter_inputs(*names):

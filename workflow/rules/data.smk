@@ -7,7 +7,7 @@ rule shard_dataset:
     output:
         **shard_outputs(),
     params:
-        spec=spec_json(PLAN.shard_spec),
+        spec=spec_param(PLAN.shard_spec),
     resources:
         runtime=10,
         mem_mb=1000,

@@ -31,7 +31,7 @@ if PLAN.replicates_enabled:
         output:
             directory(PLAN.noise_dir),
         params:
-            spec=spec_json(PLAN.noise_spec),
+            spec=spec_param(PLAN.noise_spec),
         threads: SETTINGS.metrics.bertscore.threads
         resources:
             runtime=30,
@@ -53,7 +53,7 @@ if PLAN.sentinel_enabled:
         output:
             directory(PLAN.sentinel_dir),
         params:
-            spec=spec_json(PLAN.sentinel_spec),
+            spec=spec_param(PLAN.sentinel_spec),
         resources:
             api=1,
             runtime=30,

@@ -14,7 +14,7 @@ if PLAN.reliability_enabled:
         output:
             PLAN.reliability_items_file,
         params:
-            spec=spec_json(PLAN.reliability_sample_spec),
+            spec=spec_param(PLAN.reliability_sample_spec),
         resources:
             api=int(PLAN.reliability_sample_spec.writer is not None),
             runtime=60,
@@ -50,7 +50,7 @@ if PLAN.reliability_enabled:
         output:
             directory(PLAN.table4_dir),
         params:
-            spec=spec_json(PLAN.table4_spec),
+            spec=spec_param(PLAN.table4_spec),
         resources:
             runtime=10,
             mem_mb=2000,

@@ -10,7 +10,7 @@ rule tables:
         tables=directory(TABLES_DIR),
         manifest=TABLES_MANIFEST,
     params:
-        spec=spec_json(PLAN.tables_spec),
+        spec=spec_param(PLAN.tables_spec),
     threads: 2
     resources:
         mem_mb=report_mem_mb(PLAN.tables_spec),
@@ -32,7 +32,7 @@ rule figures:
         plots=directory(PLOTS_DIR),
         manifest=FIGURES_MANIFEST,
     params:
-        spec=spec_json(PLAN.figures_spec),
+        spec=spec_param(PLAN.figures_spec),
     threads: 1
     resources:
         mem_mb=report_mem_mb(PLAN.figures_spec),
@@ -54,7 +54,7 @@ rule html_report:
     output:
         HTML_FILE,
     params:
-        spec=spec_json(PLAN.html_spec),
+        spec=spec_param(PLAN.html_spec),
     threads: 2
     resources:
         mem_mb=report_mem_mb(PLAN.html_spec),

@@ -29,7 +29,7 @@ rule aggregate_scores:
     output:
         PLAN.aggregate_file,
     params:
-        spec=spec_json(PLAN.aggregate_spec),
+        spec=spec_param(PLAN.aggregate_spec),
     resources:
         runtime=10,
         mem_mb=2000,

@@ -19,17 +19,16 @@ onstart:
     refuse_beside_dvc_repro()
     check_keys_of_scheduled_jobs()
     if _uses_vllm() and not SETTINGS.replay():
-        from lecode.llm.cli import servers_dir_of
         from lecode.llm.vllm import SERVE_ENV
 
-        os.environ[SERVE_ENV] = str(servers_dir_of(config).resolve())
+        os.environ[SERVE_ENV] = str(SETTINGS.llm.servers_path.resolve())
 
 
 onsuccess:
     if _uses_vllm():
         from lecode.llm.cli import serve_stop_report
 
-        for line in serve_stop_report(config):
+        for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)
     report_failed_dialogues(success=True)
 
@@ -38,6 +37,6 @@ onerror:
     if _uses_vllm():
         from lecode.llm.cli import serve_stop_report
 
-        for line in serve_stop_report(config):
+        for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)
     report_failed_dialogues(success=False)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from lecode.records import Case, JudgeScores, RoleUsage, Transcript, Turn
+from lecode.records import Case, JudgeScores, RoleUsage, Served, Transcript, Turn
 
 RoleName = Literal["expert", "client", "matcher", "judge"]
 
@@ -33,9 +33,15 @@ class UsageMeter:
     """Collects per-role usage of one dialogue (calls, cache hits, retries, tokens, cost)."""
 
     by_role: dict[str, RoleUsage] = field(default_factory=dict)
+    #: per role, the model ids and system fingerprints the endpoints' replies named
+    served: dict[str, Served] = field(default_factory=dict)
 
     def add(self, role: str, usage: RoleUsage) -> None:
         self.by_role[role] = self.by_role.get(role, RoleUsage()) + usage
+
+    def add_served(self, role: str, model: str, fingerprint: str) -> None:
+        """Count one reply's reported model id and fingerprint (``""``: not reported)."""
+        self.served[role] = self.served.get(role, Served()).counted(model, fingerprint)
 
 
 @dataclass(frozen=True)
@@ -46,21 +52,56 @@ class ExpertMove:
     text: str
 
 
-@runtime_checkable
-class Expert(Protocol):
-    """Asks clarifying questions, then advises.
+class ExpertDialogue(Protocol):
+    """One dialogue of an expert, holding whatever that dialogue needs to remember.
 
     ``history`` holds the turns so far (the first is the client's initial query). When
     ``must_advise`` is true (``max_turns`` questions asked) the expert must return advice.
-    An LLM expert sees only ``case.initial_query`` and ``history``; the human-replay baseline
+    """
+
+    async def next_move(
+        self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
+    ) -> ExpertMove: ...
+
+
+@runtime_checkable
+class Expert(Protocol):
+    """Asks clarifying questions, then advises; one object serves many dialogues at once, each
+    started with :meth:`start`.
+
+    An LLM expert sees only ``case.initial_query`` and the history; the human-replay baseline
     deliberately reads the recorded dialogue.
     """
 
     name: str
 
+    def start(self, case: Case) -> ExpertDialogue: ...
+
+
+class CaseExpert:
+    """An expert whose move depends only on the case and the history: :meth:`start` binds
+    the case to :meth:`next_move`."""
+
+    name: str
+
+    def start(self, case: Case) -> ExpertDialogue:
+        return _CaseDialogue(self, case)
+
     async def next_move(
         self, case: Case, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
-    ) -> ExpertMove: ...
+    ) -> ExpertMove:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _CaseDialogue:
+    expert: CaseExpert
+    case: Case
+
+    async def next_move(
+        self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
+    ) -> ExpertMove:
+        return await self.expert.next_move(self.case, history, must_advise=must_advise, meter=meter)
 
 
 @runtime_checkable

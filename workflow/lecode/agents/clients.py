@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from lecode.agents.base import Client
-from lecode.agents.context import (
-    ConfigurationError,
-    RoleContext,
-    endpoint,
-    offline_agent,
-    templates,
-)
+from lecode.agents.context import ConfigurationError, RoleContext, endpoint, templates
+from lecode.config.models import FactLookup, ModelEntry, OpenAIEntry, VLLMEntry
 
 
 def build_client(
     model_name: str,
-    model_cfg: Mapping[str, Any],
+    entry: ModelEntry,
     strategy: str,
     ctx: RoleContext,
     *,
@@ -25,19 +17,18 @@ def build_client(
 ) -> Client:
     """``replicate`` > 0: an independent run of an LLM client (seed + replicate, its own cache
     keys); the offline client is deterministic and ignores it."""
-    agent = offline_agent(model_name, model_cfg)
-    if agent is None:
+    if isinstance(entry, (OpenAIEntry, VLLMEntry)):
         from lecode.agents.llm_client_sim import LLMSimulatedClient
 
         return LLMSimulatedClient(
             model_name,
-            endpoint(ctx, model_name, model_cfg),
+            endpoint(ctx, model_name, entry),
             templates("client", strategy, ctx),
             strategy=strategy,
             replicate=replicate,
         )
-    if agent == "fact_lookup":
+    if isinstance(entry, FactLookup):
         from lecode.agents.fact_lookup import FactLookupClient
 
-        return FactLookupClient(name=model_name, max_facts=int(model_cfg.get("max_facts", 3)))
-    raise ConfigurationError(f"models.{model_name}: {agent!r} is not a client agent")
+        return FactLookupClient(name=model_name, max_facts=entry.max_facts)
+    raise ConfigurationError(f"models.{model_name}: {entry.agent!r} is not a client agent")

@@ -7,13 +7,14 @@ so a step's code fingerprint covers only the roles it plays.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lecode.records import Case
 
 if TYPE_CHECKING:
+    from lecode.config.models import ModelEntry
     from lecode.llm.endpoint import Endpoint
     from lecode.llm.runtime import LLMRuntime
     from lecode.llm.templates import PromptTemplate
@@ -30,24 +31,11 @@ class RoleContext:
     """What role builders may need besides their model entry.
 
     ``train_cases`` feeds the retrieval expert; ``runtime`` carries the LLM layer's shared
-    objects (response store, endpoint limits, replay mode) built once per job; ``options``
-    (set by tests and benchmarks; jobs leave it empty): ``max_turns`` (else the runtime's,
-    from ``simulation.max_turns``), ``max_reasks`` (matcher and judge, 2).
+    objects (response store, endpoint limits, replay mode, the turn budget) built once per job.
     """
 
     train_cases: Sequence[Case] = ()
     runtime: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-def offline_agent(model_name: str, model_cfg: Mapping[str, Any]) -> str | None:
-    """The offline agent of an entry, or None for an LLM entry."""
-    if model_cfg.get("backend") != OFFLINE:
-        return None
-    agent = model_cfg.get("agent")
-    if not agent:
-        raise ConfigurationError(f"models.{model_name}: offline model needs an 'agent'")
-    return str(agent)
 
 
 def llm_runtime(ctx: RoleContext, model_name: str) -> LLMRuntime:
@@ -70,10 +58,10 @@ def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTem
         raise ConfigurationError(str(exc)) from exc
 
 
-def endpoint(ctx: RoleContext, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
+def endpoint(ctx: RoleContext, model_name: str, entry: ModelEntry) -> Endpoint:
     from lecode.llm.errors import LLMConfigError
 
     try:
-        return llm_runtime(ctx, model_name).endpoint(model_name, model_cfg)
+        return llm_runtime(ctx, model_name).endpoint(model_name, entry)
     except LLMConfigError as exc:
         raise ConfigurationError(str(exc)) from exc

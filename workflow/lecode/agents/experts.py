@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from lecode.agents.base import Expert
-from lecode.agents.context import (
-    ConfigurationError,
-    RoleContext,
-    endpoint,
-    llm_runtime,
-    offline_agent,
-    templates,
-)
+from lecode.agents.context import ConfigurationError, RoleContext, endpoint, llm_runtime, templates
+from lecode.config.models import HumanReplay, ModelEntry, OpenAIEntry, Retrieval, VLLMEntry
 
 
 def build_expert(
     model_name: str,
-    model_cfg: Mapping[str, Any],
+    entry: ModelEntry,
     strategy: str,
     ctx: RoleContext,
     *,
@@ -26,44 +17,50 @@ def build_expert(
 ) -> Expert:
     """``replicate`` > 0: an independent run of an LLM expert (seed + replicate, its own cache
     keys); offline experts are deterministic and ignore it."""
-    agent = offline_agent(model_name, model_cfg)
-    if agent is None:
-        return _llm_expert(model_name, model_cfg, strategy, ctx, replicate)
+    if isinstance(entry, (OpenAIEntry, VLLMEntry)):
+        return _llm_expert(model_name, entry, strategy, ctx, replicate)
     if strategy != "baseline":
         raise ConfigurationError(
             f"experts: offline model {model_name!r} plays only strategy 'baseline', "
             f"not {strategy!r}"
         )
-    if agent == "human_replay":
+    if isinstance(entry, HumanReplay):
         from lecode.agents.human_replay import HumanReplayExpert
 
         return HumanReplayExpert(name=model_name)
-    if agent == "retrieval":
+    if isinstance(entry, Retrieval):
         from lecode.agents.retrieval import RetrievalExpert
 
         if not ctx.train_cases:
             raise ConfigurationError(f"models.{model_name}: retrieval needs training cases")
         return RetrievalExpert(
-            name=model_name, train_cases=ctx.train_cases, top_k=int(model_cfg.get("top_k", 5))
+            name=model_name,
+            train_cases=ctx.train_cases,
+            top_k=entry.top_k,
         )
-    raise ConfigurationError(f"models.{model_name}: {agent!r} is not an expert agent")
+    raise ConfigurationError(f"models.{model_name}: {entry.agent!r} is not an expert agent")
 
 
 def _llm_expert(
-    model_name: str, model_cfg: Mapping[str, Any], strategy: str, ctx: RoleContext, replicate: int
+    model_name: str,
+    entry: OpenAIEntry | VLLMEntry,
+    strategy: str,
+    ctx: RoleContext,
+    replicate: int,
 ) -> Expert:
     from lecode.agents.llm_expert import LLMExpert
 
     prompts = templates("expert", strategy, ctx)
-    llm = endpoint(ctx, model_name, model_cfg)
-    max_turns = ctx.options.get("max_turns", llm_runtime(ctx, model_name).default_max_turns)
+    llm = endpoint(ctx, model_name, entry)
+    max_turns = llm_runtime(ctx, model_name).default_max_turns
     return LLMExpert(
         model_name,
         llm,
         prompts,
         strategy=strategy,
-        max_turns=int(max_turns),
+        max_turns=max_turns,
         replicate=replicate,
-        threshold=float(llm.spec.mediq_threshold),
-        unmarked=model_cfg.get("unmarked"),
+        threshold=llm.spec.threshold_confidence,
+        unmarked=entry.unmarked,
+        markers=entry.markers,
     )

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lecode.agents.base import ExpertMove, RoleError, UsageMeter
+from lecode.agents.base import CaseExpert, ExpertMove, RoleError, UsageMeter
 from lecode.agents.dialogue_parts import clarifying_questions, lawyer_advice
 from lecode.records import Case, Turn
 
 
-class HumanReplayExpert:
+class HumanReplayExpert(CaseExpert):
     """The k-th move asks the lawyer's k-th clarifying question (k = questions in ``history``).
 
     Once the questions run out, or ``must_advise`` is set, it gives the lawyer's own advice

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from lecode.agents.base import Judge
-from lecode.agents.context import (
-    ConfigurationError,
-    RoleContext,
-    endpoint,
-    offline_agent,
-    templates,
-)
+from lecode.agents.context import ConfigurationError, RoleContext, endpoint, templates
+from lecode.config.models import ModelEntry
 
 
 def build_judge(
-    model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext, *, replicate: int = 0
+    model_name: str, entry: ModelEntry, ctx: RoleContext, *, replicate: int = 0
 ) -> Judge:
     """``replicate`` > 0: an independent judging run (seed + replicate, its own cache keys)."""
-    if offline_agent(model_name, model_cfg) is not None:
+    if not entry.is_llm:
         raise ConfigurationError(f"models.{model_name}: no offline judge exists; use an LLM")
     from lecode.agents.llm_judge import LLMJudge
 
     return LLMJudge(
         model_name,
-        endpoint(ctx, model_name, model_cfg),
+        endpoint(ctx, model_name, entry),
         templates("judge", "default", ctx),
-        max_reasks=int(ctx.options.get("max_reasks", 2)),
         replicate=replicate,
     )

@@ -53,10 +53,14 @@ class LLMRole:
         *,
         json_mode: bool = False,
         reask: bool = False,
+        reply_kind: str | None = None,
     ) -> str:
         """One request; returns the reply's answer text with any reasoning removed (a reply
-        without reasoning comes back unchanged) and meters the call's usage."""
+        without reasoning comes back unchanged) and meters the call's usage. ``reply_kind``:
+        the reply the strategy declares for the call (a header; never part of the key)."""
         headers = {}
+        if reply_kind is not None:
+            headers["X-Lecode-Reply"] = reply_kind
         if json_mode:
             headers["X-Lecode-Format"] = "json"
         if reask:
@@ -89,6 +93,7 @@ class LLMRole:
             if n:
                 usage = usage.model_copy(update={"reasoning_tokens": n})
         meter.add(self.role, usage)
+        meter.add_served(self.role, completion.model, completion.system_fingerprint)
         return text
 
     async def ask_parsed(
@@ -103,11 +108,14 @@ class LLMRole:
         reask_text: Callable[[], str] | None = None,
         max_reasks: int = 1,
         json_mode: bool = False,
+        reply_kind: str | None = None,
     ) -> T:
         """Call, parse; on a malformed reply show the model its reply and the re-ask text,
         up to ``max_reasks`` times; then raise :class:`RoleError` (``parse_error``)."""
         template_hash = template.sha256
-        reply = await self.call(purpose, template_hash, messages, meter, json_mode=json_mode)
+        reply = await self.call(
+            purpose, template_hash, messages, meter, json_mode=json_mode, reply_kind=reply_kind
+        )
         for attempt in range(max_reasks + 1):
             try:
                 return parse(reply)
@@ -125,7 +133,13 @@ class LLMRole:
                 ]
                 template_hash = f"{template.sha256}+{reask.sha256}"
                 reply = await self.call(
-                    purpose, template_hash, messages, meter, json_mode=json_mode, reask=True
+                    purpose,
+                    template_hash,
+                    messages,
+                    meter,
+                    json_mode=json_mode,
+                    reask=True,
+                    reply_kind=reply_kind,
                 )
         raise AssertionError("unreachable")
 

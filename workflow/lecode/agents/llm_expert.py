@@ -1,12 +1,14 @@
-"""LLM experts: zero-shot, few-shot, JSON replies, and the MediQ-style confidence gate.
+"""LLM experts: every expert strategy is run here from its declaration
+(:mod:`lecode.strategies`): its calls per turn, its reply format and its confidence gate.
 
-Every strategy asks at most ``max_turns`` questions (the loop then sets ``must_advise`` and the
-advice-only prompt is used). A malformed reply is re-asked once; a second malformed reply
+:meth:`LLMExpert.start` creates one dialogue (:class:`LLMExpertDialogue`) holding the state the
+strategy's ``start(case)`` made; the consultation loop asks it for each move. Every strategy
+asks at most ``max_turns`` questions (the loop then sets ``must_advise`` and the strategy's
+forced-advice call is made). A malformed reply is re-asked once; a second malformed reply
 raises :class:`RoleError` (the dialogue stops with ``parse_error``).
 
-Few-shot: the demonstrations sit in the ``turn`` template's system message, and that template
-also closes the forced-advice call (its ``[advise]`` section; ``[turn]`` closes a normal turn),
-so every few-shot call, forced advice and re-asks included, shows the demonstrations.
+A call with a ``closing`` section (few-shot) renders its template with that section in the
+template's ``${closing}`` placeholder, so the forced advice shows the demonstrations too.
 
 Replies without a marker (marked strategies only): domain models often answer without
 ``提问:``/``建议:``. The model entry's ``unmarked`` policy decides: ``reask`` (default) re-asks
@@ -14,7 +16,14 @@ once, then takes the reply as advice; ``advice`` / ``question`` take it as that 
 the call itself fixes the kind (forced advice, MediQ's ask and advise calls) an unmarked reply
 is taken as that kind (after one re-ask under ``reask``). Each branch taken is counted in the
 dialogue's expert usage (``unmarked_reasks``, ``unmarked_advice``, ``unmarked_questions``), and
-unreadable MediQ confidence replies in ``confidence_failures``.
+unreadable confidence replies in ``confidence_failures``.
+
+Where the marker stands: chat models often open with a short phrase (``好的，我了解了。``)
+before ``提问:``. The model entry's ``markers`` (:class:`lecode.config.models.Markers`) say
+how a reply is read (``strict``, after a short ``preamble`` (default), or ``anywhere``) and
+what a reply holding both a question and advice is (``two_moves``); the preamble stays in the
+stored raw reply and is part of neither the question nor the advice. Each reading other than
+a leading marker is counted (``read_after_preamble``, ``read_anywhere``, ``read_two_moves``).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from typing import Literal, get_args
 
 from lecode.agents.base import ExpertMove, UsageMeter
 from lecode.agents.llm_common import LLMRole, Messages
+from lecode.config.models import Markers
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.parsing import (
@@ -32,14 +42,16 @@ from lecode.llm.parsing import (
     UnmarkedReply,
     parse_confidence,
     parse_json_reply,
-    parse_marked_reply,
     parse_yes_no,
+    read_marked_reply,
 )
 from lecode.llm.render import count_questions, format_dialogue
 from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, RoleUsage, Turn
+from lecode.strategies import expert_strategy
+from lecode.strategies.calls import Call, Gate
+from lecode.strategies.declarations import ExpertState, ExpertStrategy
 
-Expect = Literal["any", "question", "advice"]
 Unmarked = Literal["reask", "advice", "question"]
 UNMARKED_POLICIES: tuple[str, ...] = get_args(Unmarked)
 DEFAULT_UNMARKED: Unmarked = "reask"
@@ -54,11 +66,14 @@ def unmarked_policy(value: object) -> Unmarked:
     return value  # type: ignore[return-value]
 
 
-def _has_section(template: PromptTemplate, name: str) -> bool:
-    return any(key == name for key, _ in template.extra)
+Expect = Literal["any", "question", "advice"]
+#: The move a reply kind requires (``any``: a question or advice).
+_EXPECT: dict[str, Expect] = {"move": "any", "question": "question", "advice": "advice"}
 
 
 class LLMExpert(LLMRole):
+    """An LLM playing expert strategy ``strategy`` (its declaration decides every call)."""
+
     role = "expert"
 
     def __init__(
@@ -72,97 +87,142 @@ class LLMExpert(LLMRole):
         replicate: int = 0,
         threshold: float = 0.8,
         unmarked: str | None = None,
+        markers: Markers | None = None,
     ) -> None:
-        """``unmarked``: the model entry's policy; ``None`` reads ``llm.spec.unmarked`` when the
-        spec has one, else ``reask``."""
-        templates = dict(templates)
-        # A turn template with [turn]/[advise] closings carries the demonstrations into the
-        # forced-advice call; the separate advice-only prompt is then not used.
-        self.turn_advises = "turn" in templates and _has_section(templates["turn"], "advise")
-        if self.turn_advises:
-            templates.pop("advise", None)
+        """``templates``: the strategy's templates by key; ``unmarked``: the model entry's
+        policy; ``None`` reads ``llm.spec.unmarked`` when the spec has one, else ``reask``;
+        ``markers``: how marked replies are read (the model entry's ``markers``)."""
+        self.declaration: ExpertStrategy = expert_strategy(strategy)
         super().__init__(name, llm, templates, strategy=strategy, replicate=replicate)
         self.max_turns = max_turns
         self.threshold = threshold
-        self.json_replies = strategy.endswith("_json")
-        self.gated = "confidence" in templates
+        self.json_replies = self.declaration.reply_format == "json"
         self.unmarked = unmarked_policy(
             unmarked if unmarked is not None else getattr(llm.spec, "unmarked", None)
         )
+        self.markers = markers if markers is not None else Markers()
+
+    def start(self, case: Case) -> LLMExpertDialogue:
+        return LLMExpertDialogue(self, self.declaration.start(case))
+
+    def describe(self) -> dict[str, str]:
+        out = super().describe()
+        out["max_turns"] = str(self.max_turns)
+        if self.declaration.scored:
+            out["threshold"] = str(self.threshold)
+        if not self.json_replies:
+            out["unmarked"] = self.unmarked
+            out["markers"] = f"{self.markers.reading}/{self.markers.two_moves}"
+        return out
+
+
+class LLMExpertDialogue:
+    """One dialogue of an :class:`LLMExpert`: runs the strategy's calls of each turn."""
+
+    def __init__(self, expert: LLMExpert, state: ExpertState) -> None:
+        self.expert = expert
+        self.state = state
 
     async def next_move(
-        self, case: Case, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
+        self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
     ) -> ExpertMove:
+        e, state = self.expert, self.state
         asked = count_questions(history)
-        values = {
+        values: dict[str, object] = {
             "dialogue": format_dialogue(history),
             "asked": asked,
-            "remaining": max(0, self.max_turns - asked),
-            "max_turns": self.max_turns,
+            "remaining": max(0, e.max_turns - asked),
+            "max_turns": e.max_turns,
+            **state.values,
         }
-        if must_advise:
-            move = await self._move("advise", "advice", values, meter)
-        elif self.gated:
-            ready = await self._confident(values, meter)
-            if ready:
-                move = await self._move("advise", "advice", values, meter)
+        move: ParsedMove | None = None
+        for step in e.declaration.turn_calls(first=not state.opened, forced=must_advise):
+            if isinstance(step, Gate):
+                ready = await self._confident(step, values, meter)
+                move = await self._move(step.advise if ready else step.ask, values, meter)
+            elif step.reply == "text":
+                reply = await self._text(step, values, meter)
+                state.values[e.declaration.opening_value] = reply
+                values[e.declaration.opening_value] = reply
             else:
-                move = await self._move("ask", "question", values, meter)
-        else:
-            move = await self._move("turn", "any", values, meter)
+                move = await self._move(step, values, meter)
+        state.opened = True
+        if move is None:
+            raise LLMConfigError(f"expert strategy {e.strategy!r}: a turn made no move")
         return ExpertMove(kind=move.kind, text=move.text)
 
-    def _prompt(self, purpose: str, values: dict[str, object]) -> tuple[PromptTemplate, Messages]:
-        """The template and messages of a ``purpose`` call."""
-        if self.turn_advises and purpose in ("turn", "advise"):
-            template = self.templates["turn"]
-            closing = template.section(purpose, **values)
+    def _prompt(self, call: Call, values: dict[str, object]) -> tuple[PromptTemplate, Messages]:
+        """The template and messages of ``call``."""
+        template = self.expert.templates[call.template]
+        if call.closing is not None:
+            closing = template.section(call.closing, **values)
             return template, template.render(**values, closing=closing)
-        template = self.templates[purpose]
         return template, template.render(**values)
 
     def _unmarked_kind(self, expect: Expect, attempt: int) -> Literal["question", "advice"] | None:
         """How an unmarked reply is taken on ``attempt`` (0 = first reply); ``None``: re-ask."""
-        if self.unmarked == "reask" and attempt == 0:
+        if self.expert.unmarked == "reask" and attempt == 0:
             return None
         if expect != "any":
             return expect
-        return "question" if self.unmarked == "question" else "advice"
+        return "question" if self.expert.unmarked == "question" else "advice"
 
-    async def _move(
-        self, purpose: str, expect: Expect, values: dict[str, object], meter: UsageMeter
-    ) -> ParsedMove:
-        template, messages = self._prompt(purpose, values)
-        reask = self.templates["reask"]
-        base = parse_json_reply if self.json_replies else parse_marked_reply
+    async def _text(self, call: Call, values: dict[str, object], meter: UsageMeter) -> str:
+        """A private free-text call (an opening plan): its reply, stripped."""
+        e = self.expert
+        template, messages = self._prompt(call, values)
+        reply = await e.call(call.purpose, template.sha256, messages, meter, reply_kind=call.reply)
+        return reply.strip()
+
+    async def _move(self, call: Call, values: dict[str, object], meter: UsageMeter) -> ParsedMove:
+        e = self.expert
+        expect = _EXPECT[call.reply]
+        template, messages = self._prompt(call, values)
+        reask = e.templates[e.declaration.reask]
         attempts = 0
+        # a call that fixes the kind takes that kind's part of a reply holding both
+        two_moves = e.markers.two_moves if expect == "any" else expect
+
+        def read(reply: str) -> tuple[ParsedMove, RoleUsage | None]:
+            if e.json_replies:
+                return parse_json_reply(reply), None
+            read = read_marked_reply(reply, reading=e.markers.reading, two_moves=two_moves)
+            counted = RoleUsage(
+                read_after_preamble=int(read.how == "preamble"),
+                read_anywhere=int(read.how == "anywhere"),
+                read_two_moves=int(bool(read.two_moves)),
+            )
+            return read.move, counted if counted != RoleUsage() else None
 
         def parse(reply: str) -> ParsedMove:
             nonlocal attempts
             attempt, attempts = attempts, attempts + 1
+            counted: RoleUsage | None = None
             try:
-                move = base(reply)
+                move, counted = read(reply)
             except UnmarkedReply:
                 kind = self._unmarked_kind(expect, attempt)
                 if kind is None:
-                    meter.add(self.role, RoleUsage(unmarked_reasks=1))
+                    meter.add(e.role, RoleUsage(unmarked_reasks=1))
                     raise
                 if kind == "advice":
-                    meter.add(self.role, RoleUsage(unmarked_advice=1))
+                    meter.add(e.role, RoleUsage(unmarked_advice=1))
                 else:
-                    meter.add(self.role, RoleUsage(unmarked_questions=1))
+                    meter.add(e.role, RoleUsage(unmarked_questions=1))
                 move = ParsedMove(kind, reply.strip())
             if expect == "advice" and move.kind != "advice":
                 raise ReplyFormatError("a question where advice is required")
             if expect == "question" and move.kind != "question":
                 raise ReplyFormatError("advice where a question is required")
+            if counted is not None:
+                meter.add(e.role, counted)
             return move
 
         def reask_text() -> str:
             return reask.render_user(instruction=reask.section(expect))
 
-        return await self.ask_parsed(
-            purpose,
+        return await e.ask_parsed(
+            call.purpose,
             template,
             messages,
             parse,
@@ -170,42 +230,36 @@ class LLMExpert(LLMRole):
             reask=reask,
             reask_text=reask_text,
             max_reasks=1,
-            json_mode=self.json_replies,
+            json_mode=e.json_replies,
+            reply_kind=call.reply,
         )
 
-    async def _confident(self, values: dict[str, object], meter: UsageMeter) -> bool:
-        template = self.templates["confidence"]
-        reask = self.templates["reask_confidence"]
-        scored = self.strategy == "mediq_threshold"
+    async def _confident(self, gate: Gate, values: dict[str, object], meter: UsageMeter) -> bool:
+        e = self.expert
+        template, messages = self._prompt(gate.call, values)
+        reask = e.templates[gate.reask]
+        scored = gate.call.reply == "score"
 
         def parse(reply: str) -> bool:
             try:
                 if scored:
-                    return parse_confidence(reply) >= self.threshold
+                    return parse_confidence(reply) >= e.threshold
                 return parse_yes_no(reply)
             except ReplyFormatError:
-                meter.add(self.role, RoleUsage(confidence_failures=1))
+                meter.add(e.role, RoleUsage(confidence_failures=1))
                 raise
 
         def reask_text() -> str:
-            return reask.render_user(instruction=reask.section("score" if scored else "yes_no"))
+            return reask.render_user(instruction=reask.section(gate.reask_section))
 
-        return await self.ask_parsed(
-            "confidence_score" if scored else "confidence",
+        return await e.ask_parsed(
+            gate.call.purpose,
             template,
-            template.render(**values),
+            messages,
             parse,
             meter,
             reask=reask,
             reask_text=reask_text,
             max_reasks=1,
+            reply_kind=gate.call.reply,
         )
-
-    def describe(self) -> dict[str, str]:
-        out = super().describe()
-        out["max_turns"] = str(self.max_turns)
-        if self.strategy == "mediq_threshold":
-            out["threshold"] = str(self.threshold)
-        if not self.json_replies:
-            out["unmarked"] = self.unmarked
-        return out

@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from lecode.agents.base import Matcher
-from lecode.agents.context import (
-    ConfigurationError,
-    RoleContext,
-    endpoint,
-    offline_agent,
-    templates,
-)
+from lecode.agents.context import ConfigurationError, RoleContext, endpoint, templates
+from lecode.config.models import Lexical, ModelEntry, OpenAIEntry, VLLMEntry
 
 
-def build_matcher(model_name: str, model_cfg: Mapping[str, Any], ctx: RoleContext) -> Matcher:
-    agent = offline_agent(model_name, model_cfg)
-    if agent is None:
+def build_matcher(model_name: str, entry: ModelEntry, ctx: RoleContext) -> Matcher:
+    if isinstance(entry, (OpenAIEntry, VLLMEntry)):
         from lecode.agents.llm_matcher import LLMMatcher
 
         return LLMMatcher(
             model_name,
-            endpoint(ctx, model_name, model_cfg),
+            endpoint(ctx, model_name, entry),
             templates("matcher", "default", ctx),
-            max_reasks=int(ctx.options.get("max_reasks", 2)),
         )
-    if agent == "lexical":
+    if isinstance(entry, Lexical):
         from lecode.agents.lexical_matcher import LexicalMatcher
 
-        return LexicalMatcher(name=model_name, threshold=float(model_cfg.get("threshold", 0.5)))
-    raise ConfigurationError(f"models.{model_name}: {agent!r} is not a matcher agent")
+        return LexicalMatcher(name=model_name, threshold=entry.threshold)
+    raise ConfigurationError(f"models.{model_name}: {entry.agent!r} is not a matcher agent")

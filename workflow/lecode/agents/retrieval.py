@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import bm25s  # type: ignore[import-untyped]
 import numpy as np
 
-from lecode.agents.base import ExpertMove, RoleError, UsageMeter
+from lecode.agents.base import CaseExpert, ExpertMove, RoleError, UsageMeter
 from lecode.agents.dialogue_parts import clarifying_questions, lawyer_advice
 from lecode.agents.lexical import jaccard, keywords
 from lecode.records import UNKNOWN_ANSWER, Case, Turn
@@ -56,7 +56,7 @@ def _bm25_tokens(text: str) -> list[str]:
     return [t.lower() for t in tokenize(text, punctuation=False)]
 
 
-class RetrievalExpert:
+class RetrievalExpert(CaseExpert):
     """BM25 nearest-neighbour expert over ``train_cases`` (index built once here)."""
 
     def __init__(self, name: str, train_cases: Sequence[Case], top_k: int = 5) -> None:

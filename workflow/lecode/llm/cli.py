@@ -13,44 +13,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lecode.llm.errors import LLMConfigError
+
+if TYPE_CHECKING:
+    from lecode.config.experiment import Settings
+    from lecode.config.sections import LLMSettings
 from lecode.llm.mock import cli as mock_cli
 
 
-def _load_params(paths: Sequence[str]) -> dict[str, Any]:
+def _load_settings(paths: Sequence[str]) -> Settings:
     """The merged configuration files, validated by the typed settings (defaults filled)."""
-    from lecode.settings import Settings
+    from lecode.config.experiment import Settings
 
-    return Settings.load(paths[0], *paths[1:]).model_dump(mode="json")
-
-
-def _used_models(params: Mapping[str, Any]) -> list[str]:
-    names = [e["model"] for e in params.get("experts") or []]
-    for role in ("client", "matcher", "judge"):
-        if params.get(role):
-            names.append(params[role]["model"])
-    return names
-
-
-def _servers_dir(args: argparse.Namespace, params: dict[str, Any]) -> Path:
-    return Path(args.servers_dir) if args.servers_dir else servers_dir_of(params)
-
-
-def servers_dir_of(params: Mapping[str, Any]) -> Path:
-    """Where the vLLM state files of ``params`` live (``llm.servers_dir``, else ``servers``
-    beside ``llm.store_dir``), as the jobs' runtime finds them."""
-    llm = params.get("llm") or {}
-    if llm.get("servers_dir"):
-        return Path(llm["servers_dir"])
-    return Path(llm.get("store_dir", "store/responses")).parent / "servers"
+    return Settings.load(paths[0], *paths[1:])
 
 
 def serve_start(
-    params: Mapping[str, Any], *, log_dir: str | Path = "logs/vllm", timeout: float = 900.0
+    settings: Settings, *, log_dir: str | Path = "logs/vllm", timeout: float = 900.0
 ) -> list[str]:
     """Start (or reuse) a vLLM server for every vLLM entry the experiment uses; returns
     ``name base_url`` lines. Nothing is started in replay mode. On any failure every server is
@@ -59,12 +42,12 @@ def serve_start(
     (:func:`lecode.llm.vllm.ensure_base_url`), and reuses one started here."""
     from lecode.llm import vllm
 
-    if _replay(params):
+    if settings.replay():
         return []
-    servers_dir = servers_dir_of(params)
+    servers_dir = settings.llm.servers_path
     lines = []
     try:
-        for spec in vllm.specs_to_serve(params.get("models") or {}, _used_models(params)):
+        for spec in vllm.specs_to_serve(settings.models, settings.role_models()):
             state = vllm.start_server(spec, servers_dir, log_dir=log_dir, health_timeout=timeout)
             lines.append(f"{spec.name} {state.base_url} ({', '.join(state.served_models)})")
     except BaseException:
@@ -73,19 +56,20 @@ def serve_start(
     return lines
 
 
-def serve_stop(params: Mapping[str, Any]) -> list[str]:
-    """Stop every server recorded for ``params`` (``onsuccess``/``onerror`` hooks)."""
+def serve_stop(llm: LLMSettings) -> list[str]:
+    """Stop every server recorded under ``llm``'s servers directory."""
     from lecode.llm import vllm
 
-    return vllm.stop_all(servers_dir_of(params))
+    return vllm.stop_all(llm.servers_path)
 
 
-def serve_stop_report(params: Mapping[str, Any]) -> list[str]:
-    """Stop every server recorded for ``params``; returns ``name base_url (served models)
-    stopped`` lines (the Snakefile's hooks print them)."""
+def serve_stop_report(llm: LLMSettings) -> list[str]:
+    """Stop every server recorded under ``llm``'s servers directory; returns ``name base_url
+    (served models) stopped`` lines (the Snakefile's ``onsuccess``/``onerror`` hooks print
+    them)."""
     from lecode.llm import vllm
 
-    servers_dir = servers_dir_of(params)
+    servers_dir = llm.servers_path
     states = {}
     for path in sorted(servers_dir.glob("*.json")) if servers_dir.is_dir() else []:
         try:
@@ -101,11 +85,21 @@ def serve_stop_report(params: Mapping[str, Any]) -> list[str]:
 
 
 def cmd_forecast(args: argparse.Namespace) -> int:
+    from lecode.config.experiment import Settings
     from lecode.llm.forecast import forecast
 
-    params = _load_params(args.params)
+    settings = Settings.load(args.params[0], *args.params[1:])
+    if not 0.0 <= args.cached_share <= 1.0:
+        print(
+            f"lecode forecast: --cached-share {args.cached_share}: not in [0, 1]", file=sys.stderr
+        )
+        return 2
     fc = forecast(
-        params, questions=args.questions, tokens_per_char=args.tokens_per_char, cases=args.cases
+        settings,
+        questions=args.questions,
+        tokens_per_char=args.tokens_per_char,
+        cases=args.cases,
+        cached_share=args.cached_share,
     )
     if args.json:
         print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))
@@ -117,8 +111,11 @@ def cmd_forecast(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from lecode.llm import vllm
 
-    params = _load_params(args.params)
-    servers_dir = _servers_dir(args, params)
+    settings = _load_settings(args.params)
+    if args.servers_dir:
+        llm = settings.llm.model_copy(update={"servers_dir": args.servers_dir})
+        settings = settings.model_copy(update={"llm": llm})
+    servers_dir = settings.llm.servers_path
     if args.action == "stop":
         for name in vllm.stop_all(servers_dir):
             print(f"stopped vLLM server {name}")
@@ -130,24 +127,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"{state.name}\t{state.base_url}\tpid {state.pid}\t{','.join(state.served_models)}"
             )
         return 0
-    if _replay(params):
+    if settings.replay():
         print("replay mode: no vLLM server is started")
         return 0
-    if args.servers_dir:
-        params = {**params, "llm": {**(params.get("llm") or {}), "servers_dir": args.servers_dir}}
     try:
-        for line in serve_start(params, log_dir=args.log_dir, timeout=args.timeout):
+        for line in serve_start(settings, log_dir=args.log_dir, timeout=args.timeout):
             print(f"vLLM server {line}")
     except LLMConfigError as exc:
         print(f"lecode serve start: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def _replay(params: Mapping[str, Any]) -> bool:
-    from lecode.llm.runtime import replay_forced
-
-    return bool((params.get("llm") or {}).get("replay")) or replay_forced()
 
 
 def register(subparsers: Any) -> None:
@@ -175,6 +164,13 @@ def register(subparsers: Any) -> None:
         help="questions per dialogue (default: simulation.max_turns, the bound)",
     )
     p.add_argument("--tokens-per-char", type=float, default=0.75)
+    p.add_argument(
+        "--cached-share",
+        type=float,
+        default=0.0,
+        help="share of prompt tokens assumed read from the provider's prompt cache for models "
+        "whose stored responses never reported cached tokens (default 0; measured otherwise)",
+    )
     p.add_argument(
         "--cases",
         type=int,

@@ -42,6 +42,7 @@ from lecode.llm.ledger import (
     UsageLedger,
     call_usage,
     reasoning_tokens,
+    reported_cached_tokens,
     reported_reasoning_tokens,
 )
 from lecode.llm.limits import EndpointLimits, Ticket
@@ -76,6 +77,7 @@ class Completion:
     system_fingerprint: str = ""
     reasoning: str = ""
     reasoning_tokens: int = 0
+    cached_prompt_tokens: int = 0
 
     def usage(self) -> RoleUsage:
         return call_usage(self)
@@ -208,7 +210,10 @@ class Endpoint:
             self.seen_models.add(response.model)
         if response.system_fingerprint:
             self.seen_fingerprints.add(response.system_fingerprint)
-        cost = self.spec.price.cost(response.prompt_tokens, response.completion_tokens)
+        cached_prompt = response.cached_prompt_tokens or 0
+        cost = self.spec.price.cost(
+            response.prompt_tokens, response.completion_tokens, cached_prompt=cached_prompt
+        )
         n_reasoning = reasoning_tokens(
             "\n".join(r for r in (response.reasoning, split_reasoning(response.text)[1]) if r),
             reported=response.reasoning_tokens,
@@ -227,6 +232,7 @@ class Endpoint:
                 cost=cost,
                 latency_s=round(latency, 4),
                 reasoning_tokens=n_reasoning,
+                cached_prompt_tokens=cached_prompt,
             )
         )
         return Completion(
@@ -241,6 +247,7 @@ class Endpoint:
             system_fingerprint=response.system_fingerprint,
             reasoning=response.reasoning,
             reasoning_tokens=n_reasoning,
+            cached_prompt_tokens=cached_prompt,
         )
 
     def _describe_miss(self, messages: Sequence[Message], role: str, purpose: str, key: str) -> str:
@@ -454,4 +461,5 @@ def parse_completion(raw: str | bytes) -> StoredResponse:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         reasoning=reasoning if isinstance(reasoning, str) else "",
         reasoning_tokens=reported_reasoning_tokens(usage),
+        cached_prompt_tokens=reported_cached_tokens(usage),
     )

@@ -7,25 +7,81 @@ the upper bound), using the real prompt templates and case texts for prompt size
 typical lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests
 already in the response store are not subtracted (their keys depend on the replies), so the
 forecast is an upper bound for a rerun.
+
+Prompt caching: each expert and client call resends the growing dialogue, so most of its prompt
+is a prefix the provider has seen, billed at ``price.cached_prompt``. The share of prompt tokens
+read from the provider's cache is taken from the model's earlier runs (its stored responses
+that report cached tokens, :func:`measured_cached_share`); a model without such responses uses
+the stated assumption ``cached_share`` (default 0: every prompt token at the full price), and
+the forecast says which it used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from lecode import strategies
+from lecode.config.experiment import Settings
+from lecode.config.models import OpenAIEntry, Price, VLLMEntry
+from lecode.config.roles import ExpertRole
 from lecode.dataset import load_cases
-from lecode.llm.spec import ModelSpec, is_llm_entry
+from lecode.llm.spec import ModelSpec
 from lecode.llm.templates import PromptTemplate, load_strategy
 from lecode.records import Case
 from lecode.shards import select
+from lecode.strategies.calls import Call, Gate
 
 QUESTION_CHARS = 40
 ANSWER_CHARS = 40
 ADVICE_CHARS = 400
 JUDGE_REPLY_CHARS = 600  # per-dimension reasoning, then six scores as JSON
 CONFIDENCE_REPLY_CHARS = 3
+TEXT_REPLY_CHARS = 200  # a private plan
+
+
+@dataclass(frozen=True)
+class CachedShare:
+    """The share of prompt tokens a model's provider reads from its prompt cache, and where
+    that number comes from."""
+
+    share: float
+    responses: int = 0  # stored responses that reported cached tokens; 0: an assumption
+
+    @property
+    def source(self) -> str:
+        if self.responses:
+            return f"measured over {self.responses} stored responses"
+        return "assumed"
+
+
+def measured_cached_share(store_dir: str | Path, spec: ModelSpec) -> CachedShare | None:
+    """The cached share of prompt tokens over ``spec``'s stored responses that report cached
+    tokens (earlier runs of this model entry at this endpoint), or None when none does."""
+    from lecode.llm.keys import model_identity, partition_name
+    from lecode.llm.store import decode_line
+
+    identity = model_identity(spec.name, spec.identity_url, spec.served_model)
+    part = Path(store_dir) / partition_name(identity)
+    prompt = cached = responses = 0
+    for seg in sorted(part.glob("seg-*")) if part.is_dir() else []:
+        with open(seg, "rb") as fh:
+            for line in fh:
+                decoded = decode_line(line.rstrip(b"\n"))
+                if decoded is None:
+                    continue
+                response = json.loads(decoded[1]).get("response") or {}
+                if response.get("cached_prompt_tokens") is None:
+                    continue
+                responses += 1
+                prompt += int(response.get("prompt_tokens") or 0)
+                cached += int(response["cached_prompt_tokens"])
+    if not responses or not prompt:
+        return None
+    return CachedShare(min(1.0, cached / prompt), responses)
 
 
 @dataclass
@@ -35,14 +91,20 @@ class Line:
     calls: int = 0
     prompt_chars: int = 0
     completion_chars: int = 0
-    price: tuple[float, float] = (0.0, 0.0)
+    price: Price = field(default_factory=Price)
+    cached: CachedShare = field(default_factory=lambda: CachedShare(0.0))
 
     def tokens(self, per_char: float) -> tuple[int, int]:
         return round(self.prompt_chars * per_char), round(self.completion_chars * per_char)
 
+    def cached_tokens(self, per_char: float) -> int:
+        """Prompt tokens expected from the provider's cache (only where caching is priced
+        apart or measured)."""
+        return round(self.tokens(per_char)[0] * self.cached.share)
+
     def cost(self, per_char: float) -> float:
         p, c = self.tokens(per_char)
-        return (p * self.price[0] + c * self.price[1]) / 1000.0
+        return self.price.cost(p, c, cached_prompt=self.cached_tokens(per_char))
 
 
 @dataclass
@@ -51,12 +113,15 @@ class Forecast:
     questions: int
     tokens_per_char: float
     lines: dict[tuple[str, str], Line] = field(default_factory=dict)
+    #: the cached share of each model (by entry name), measured or assumed
+    cached: dict[str, CachedShare] = field(default_factory=dict)
 
     def add(self, role: str, spec: ModelSpec, prompt: int, completion: int, calls: int = 1) -> None:
         line = self.lines.get((role, spec.name))
         if line is None:
-            price = (spec.price.prompt, spec.price.completion)
-            line = self.lines[(role, spec.name)] = Line(role, spec.name, price=price)
+            cached = self.cached.get(spec.name, CachedShare(0.0))
+            line = Line(role, spec.name, price=spec.price, cached=cached)
+            self.lines[(role, spec.name)] = line
         line.calls += calls
         line.prompt_chars += prompt
         line.completion_chars += completion
@@ -71,6 +136,9 @@ class Forecast:
                     "model": model,
                     "calls": line.calls,
                     "prompt_tokens": p,
+                    "cached_prompt_tokens": line.cached_tokens(self.tokens_per_char),
+                    "cached_share": round(line.cached.share, 4),
+                    "cached_share_source": line.cached.source,
                     "completion_tokens": c,
                     "cost": round(line.cost(self.tokens_per_char), 4),
                 }
@@ -85,7 +153,7 @@ class Forecast:
         )
         lines = [
             head,
-            f"{'role':8s} {'model':24s} {'calls':>8s} {'prompt':>12s} "
+            f"{'role':8s} {'model':24s} {'calls':>8s} {'prompt':>12s} {'cached':>10s} "
             f"{'completion':>12s} {'cost':>10s}",
         ]
         total = 0.0
@@ -93,9 +161,14 @@ class Forecast:
             total += r["cost"]
             lines.append(
                 f"{r['role']:8s} {r['model']:24s} {r['calls']:8d} {r['prompt_tokens']:12d} "
-                f"{r['completion_tokens']:12d} {r['cost']:10.4f}"
+                f"{r['cached_prompt_tokens']:10d} {r['completion_tokens']:12d} {r['cost']:10.4f}"
             )
         lines.append(f"total cost {total:.4f} (upper bound: store hits not subtracted)")
+        for name, c in sorted(self.cached.items()):
+            lines.append(
+                f"cached prompt share of {name}: {c.share:.0%} ({c.source}; billed at "
+                "price.cached_prompt, else at the prompt price)"
+            )
         return "\n".join(lines)
 
 
@@ -108,51 +181,80 @@ def _dialogue(case: Case, k: int) -> str:
 
 
 def forecast(
-    params: Mapping[str, Any],
+    settings: Settings,
     *,
     questions: int | None = None,
     tokens_per_char: float = 0.75,
     cases: int | None = None,
+    experts: Sequence[ExpertRole] | None = None,
+    cached_share: float = 0.0,
 ) -> Forecast:
     """Calls, tokens and cost per role and model. ``cases``: forecast that many dialogues,
-    cycling through the configured test cases (their lengths stand for the real set's)."""
-    models = params["models"]
-    sim = params.get("simulation") or {}
-    max_turns = int(sim.get("max_turns", 10))
+    cycling through the configured test cases (their lengths stand for the real set's);
+    ``experts``: only these (default: every configured expert); ``cached_share``: the share of
+    prompt tokens assumed cached by the provider for models with no measured share."""
+    models = settings.models
+    max_turns = settings.simulation.max_turns
     q = max_turns if questions is None else min(questions, max_turns)
-    chosen = select(load_cases(params["dataset"]["test"]), params["dataset"].get("limit"))
+    chosen = select(load_cases(settings.dataset.test), settings.dataset.limit)
     if cases is not None and chosen:
         chosen = [chosen[i % len(chosen)] for i in range(cases)]
     fc = Forecast(len(chosen), q, tokens_per_char)
 
     def spec_of(name: str) -> ModelSpec | None:
-        cfg = models[name]
-        return ModelSpec.from_config(name, cfg) if is_llm_entry(cfg) else None
+        entry = models[name]
+        if not isinstance(entry, (OpenAIEntry, VLLMEntry)):
+            return None
+        spec = ModelSpec.of(name, entry)
+        if name not in fc.cached:
+            measured = measured_cached_share(settings.llm.store_dir, spec)
+            fc.cached[name] = measured or CachedShare(cached_share)
+        return spec
 
-    client_cfg = params.get("client") or {}
-    client_spec = spec_of(client_cfg["model"]) if client_cfg else None
-    client_t = load_strategy("client", client_cfg["strategy"])["answer"] if client_spec else None
-    for expert in params.get("experts") or []:
-        spec = spec_of(expert["model"])
+    client_spec = spec_of(settings.client.model)
+    client_calls: list[tuple[Call, PromptTemplate]] = []
+    if client_spec is not None:
+        client_t = load_strategy("client", settings.client.strategy)
+        declared = strategies.client_strategy(settings.client.strategy)
+        client_calls = [(c, client_t[c.template]) for c in declared.question_calls()]
+    for expert in settings.experts if experts is None else experts:
+        spec = spec_of(expert.model)
         for case in chosen:
             facts = "\n".join(case.facts)
             if spec is not None:
-                _expert_calls(fc, spec, expert["strategy"], case, q, max_turns)
-            if client_spec is not None and client_t is not None:
+                _expert_calls(fc, spec, expert.strategy, case, q, max_turns)
+            if client_spec is not None:
                 for k in range(q):
-                    fc.add(
-                        "client",
-                        client_spec,
-                        _chars(
-                            client_t,
-                            facts=facts,
-                            dialogue=_dialogue(case, k),
-                            question="x" * QUESTION_CHARS,
-                        ),
-                        ANSWER_CHARS,
-                    )
-            _scoring_calls(fc, params, case, q, spec_of)
+                    for _, template in client_calls:
+                        fc.add(
+                            "client",
+                            client_spec,
+                            _chars(
+                                template,
+                                facts=facts,
+                                dialogue=_dialogue(case, k),
+                                question="x" * QUESTION_CHARS,
+                            ),
+                            ANSWER_CHARS,
+                        )
+            _scoring_calls(fc, settings, case, q, spec_of)
     return fc
+
+
+def dialogue_calls(strategy: str, questions: int, max_turns: int) -> list[tuple[int, Call]]:
+    """``(questions asked before it, call)`` of every expert call of a dialogue in which the
+    expert asks ``questions`` questions, in order, as the strategy declares each turn
+    (:meth:`~lecode.strategies.declarations.ExpertStrategy.turn_calls`); a gate is ready on
+    the last turn. Re-asks after malformed replies are not counted."""
+    declared = strategies.expert_strategy(strategy)
+    out: list[tuple[int, Call]] = []
+    for k in range(questions + 1):
+        for step in declared.turn_calls(first=k == 0, forced=k >= max_turns):
+            if isinstance(step, Gate):
+                out += [(k, step.call), (k, step.advise if k == questions else step.ask)]
+            else:
+                out.append((k, step))
+    return out
 
 
 def _expert_calls(
@@ -163,58 +265,55 @@ def _expert_calls(
     q: int,
     max_turns: int,
 ) -> None:
+    opening_value = strategies.expert_strategy(strategy).opening_value
     t = load_strategy("expert", strategy)
-    for k in range(q + 1):
-        values = {
+    extra: dict[str, str] = {}
+    for k, call in dialogue_calls(strategy, q, max_turns):
+        values: dict[str, Any] = {
             "dialogue": _dialogue(case, k),
             "asked": k,
             "remaining": max(0, max_turns - k),
             "max_turns": max_turns,
+            **extra,
         }
-        last = k == q
-        if "confidence" in t:
-            if k < max_turns:
-                fc.add("expert", spec, _chars(t["confidence"], **values), CONFIDENCE_REPLY_CHARS)
-            purpose = "advise" if last else "ask"
-        else:
-            purpose = "advise" if last and k >= max_turns else "turn"
-        fc.add(
-            "expert",
-            spec,
-            _expert_chars(t, purpose, values),
-            ADVICE_CHARS if last else QUESTION_CHARS,
-        )
+        fc.add("expert", spec, _call_chars(t, call, values), _reply_chars(call, k == q))
+        if call.reply == "text":
+            extra[opening_value] = "x" * TEXT_REPLY_CHARS
 
 
-def _expert_chars(t: Mapping[str, PromptTemplate], purpose: str, values: dict[str, Any]) -> int:
-    """Characters of one expert call, rendered as the expert renders it: a turn template
-    with ``[turn]``/``[advise]`` sections (few-shot) serves both purposes with its closing."""
-    turn = t.get("turn")
-    if turn is not None and purpose in ("turn", "advise") and purpose not in t:
-        return _chars(turn, **values, closing=turn.section(purpose, **values))
-    if turn is not None and purpose == "turn" and "${closing}" in turn.user:
-        return _chars(turn, **values, closing=turn.section("turn", **values))
-    return _chars(t[purpose], **values)
+def _reply_chars(call: Call, last: bool) -> int:
+    if call.reply in ("yes_no", "score"):
+        return CONFIDENCE_REPLY_CHARS
+    if call.reply == "text":
+        return TEXT_REPLY_CHARS
+    if call.reply == "advice" or (call.reply == "move" and last):
+        return ADVICE_CHARS
+    return QUESTION_CHARS
+
+
+def _call_chars(t: Mapping[str, PromptTemplate], call: Call, values: dict[str, Any]) -> int:
+    """Characters of one call's prompt, rendered as the expert renders it."""
+    template = t[call.template]
+    if call.closing is not None:
+        return _chars(template, **values, closing=template.section(call.closing, **values))
+    return _chars(template, **values)
 
 
 def _scoring_calls(
     fc: Forecast,
-    params: Mapping[str, Any],
+    settings: Settings,
     case: Case,
     q: int,
-    spec_of: Any,
+    spec_of: Callable[[str], ModelSpec | None],
 ) -> None:
-    matcher = params.get("matcher")
-    if matcher:
-        spec = spec_of(matcher["model"])
-        if spec is not None and q > 0:
-            t = load_strategy("matcher", "default")["match"]
-            qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
-            facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
-            fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
-    judge = params.get("judge")
-    if judge:
-        spec = spec_of(judge["model"])
+    spec = spec_of(settings.matcher.model)
+    if spec is not None and q > 0:
+        t = load_strategy("matcher", "default")["match"]
+        qa = "x" * (q * (QUESTION_CHARS + ANSWER_CHARS + 12))
+        facts = "\n".join(f"{i}: {f}" for i, f in enumerate(case.facts))
+        fc.add("matcher", spec, _chars(t, qa_pairs=qa, facts=facts), 12 * q)
+    if settings.judge is not None:
+        spec = spec_of(settings.judge.model)
         if spec is not None:
             t = load_strategy("judge", "default")["judge"]
             fc.add(

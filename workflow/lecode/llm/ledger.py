@@ -53,6 +53,31 @@ def reported_reasoning_tokens(usage: Any) -> int | None:
     return max(0, int(value))
 
 
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return max(0, int(value))
+
+
+def reported_cached_tokens(usage: Any) -> int | None:
+    """The prompt tokens an API response says it read from the provider's prompt cache, or
+    ``None`` when it does not say. Three shapes: ``usage.prompt_tokens_details.cached_tokens``
+    (OpenAI, DashScope, vLLM with prefix caching), ``usage.prompt_cache_hit_tokens`` (DeepSeek,
+    beside ``prompt_cache_miss_tokens``), and ``usage.cached_tokens`` (some OpenAI-compatible
+    servers). Never more than ``usage.prompt_tokens`` when that is given."""
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("prompt_tokens_details")
+    found = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    for name in ("prompt_cache_hit_tokens", "cached_tokens"):
+        if found is None:
+            found = _count(usage.get(name))
+    prompt = _count(usage.get("prompt_tokens"))
+    if found is not None and prompt is not None:
+        found = min(found, prompt)
+    return found
+
+
 def reasoning_tokens(
     reasoning: str, *, reported: int | None = None, completion_tokens: int | None = None
 ) -> int:
@@ -90,6 +115,7 @@ def call_usage(call: _CallCounts) -> RoleUsage:
         completion_tokens=call.completion_tokens,
         cost=call.cost,
         reasoning_tokens=int(getattr(call, "reasoning_tokens", 0) or 0),
+        cached_prompt_tokens=int(getattr(call, "cached_prompt_tokens", 0) or 0),
     )
 
 
@@ -108,6 +134,7 @@ class CallRecord:
     status: str = "ok"  # ok | error
     error: str = ""
     reasoning_tokens: int = 0  # part of completion_tokens; reported, else estimated
+    cached_prompt_tokens: int = 0  # part of prompt_tokens read from the provider's cache
 
     def usage(self) -> RoleUsage:
         return call_usage(self)
@@ -118,7 +145,8 @@ class UsageLedger:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else None
-        # (role, model) -> [calls, cached, retries, prompt, completion, cost, reasoning]
+        # (role, model) -> [calls, cached, retries, prompt, completion, cost, reasoning,
+        #                   cached prompt]
         self._sums: dict[tuple[str, str], list[Any]] = {}
         self._errors: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
@@ -135,7 +163,7 @@ class UsageLedger:
             k = (call.role, call.model)
             sums = self._sums.get(k)
             if sums is None:
-                sums = self._sums[k] = [0, 0, 0, 0, 0, 0.0, 0]
+                sums = self._sums[k] = [0, 0, 0, 0, 0, 0.0, 0, 0]
             if call.status == "ok":
                 sums[0] += 1
                 sums[1] += int(call.cached)
@@ -144,6 +172,7 @@ class UsageLedger:
                 sums[4] += call.completion_tokens
                 sums[5] += call.cost
                 sums[6] += int(call.reasoning_tokens or 0)
+                sums[7] += call.cached_prompt_tokens
             else:
                 self._errors[k] = self._errors.get(k, 0) + 1
                 sums[2] += call.retries
@@ -163,6 +192,7 @@ class UsageLedger:
                     completion_tokens=s[4],
                     cost=s[5],
                     reasoning_tokens=s[6],
+                    cached_prompt_tokens=s[7],
                 )
                 for k, s in self._sums.items()
             }

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lecode.records import UNKNOWN_ANSWER, JudgeScores
+from lecode.config.models import MarkerReading, TwoMoves
+from lecode.records import JUDGE_FIELDS, UNKNOWN_ANSWER, JudgeScores
 
 
 class ReplyFormatError(ValueError):
@@ -66,12 +67,17 @@ def split_reasoning(reply: str) -> tuple[str, str]:
 
 MoveKind = Literal["question", "advice"]
 _MARKERS: dict[str, MoveKind] = {"提问": "question", "建议": "advice"}
-# A marker at the very start, optionally in markdown bold, followed by an ASCII or full-width colon.
-_LEAD = re.compile(r"^(?:\*\*)?\s*(提问|建议)\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*")
-# A second marker at the start of a later line means the reply does two things at once.
-_LATER = re.compile(r"\n\s*(?:\*\*)?\s*(提问|建议)\s*(?:\*\*)?\s*[:：]")
-# A marker at the start of any line: a reply without one is "unmarked".
-_ANY_LINE = re.compile(r"(?:^|\n)\s*(?:\*\*)?\s*(?:提问|建议)\s*(?:\*\*)?\s*[:：]")
+# A marker (optionally in markdown bold) followed by an ASCII or full-width colon.
+_MARKER = r"(?:\*\*)?\s*(提问|建议)\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?"
+# A marker at the start of any line: a reply without one is "unmarked" (strict reading).
+_LINE_MARKER = re.compile(r"(?:^|\n)[ \t]*" + _MARKER + r"[ \t]*")
+# A marker anywhere in the text.
+_ANY_MARKER = re.compile(_MARKER + r"[ \t]*")
+
+MAX_PREAMBLE = 60
+"""The longest preamble (characters, stripped) that ``preamble`` reads past."""
+
+How = Literal["lead", "preamble", "anywhere"]
 
 
 @dataclass(frozen=True)
@@ -80,25 +86,77 @@ class ParsedMove:
     text: str
 
 
-def parse_marked_reply(reply: str) -> ParsedMove:
-    """``提问:<question>`` or ``建议:<advice>`` (colon of either width). Raises
-    :class:`UnmarkedReply` when no line starts with a marker, :class:`ReplyFormatError` for
-    every other problem (empty reply, marker not first, two moves at once)."""
+@dataclass(frozen=True)
+class ReadMove:
+    """A marked reply as read: the move, where its marker stood (``lead``: first in the reply),
+    the text before that marker (kept in the raw reply, never part of the move) and, for a
+    reply holding both kinds, the policy that chose the move (``""`` otherwise)."""
+
+    move: ParsedMove
+    how: How
+    preamble: str = ""
+    two_moves: str = ""
+
+
+def _parts(text: str, pattern: re.Pattern[str]) -> tuple[str, list[tuple[MoveKind, str]]]:
+    """The text before the first marker and each marker's (kind, body), in order."""
+    found = list(pattern.finditer(text))
+    if not found:
+        return text, []
+    parts = []
+    for i, m in enumerate(found):
+        stop = found[i + 1].start() if i + 1 < len(found) else len(text)
+        parts.append((_MARKERS[m.group(1)], text[m.end() : stop].strip()))
+    return text[: found[0].start()].strip(), parts
+
+
+def read_marked_reply(
+    reply: str, *, reading: MarkerReading = "strict", two_moves: TwoMoves = "reask"
+) -> ReadMove:
+    """``提问:<question>`` or ``建议:<advice>`` (colon of either width), read as ``reading``
+    says. Raises :class:`UnmarkedReply` when the reading finds no marker, and
+    :class:`ReplyFormatError` for every other problem (empty reply, nothing after the marker, a
+    preamble the reading does not allow, both kinds where ``two_moves`` is ``reask`` or the
+    reading is ``strict``). Several parts of one kind are one move, joined by blank lines."""
     text = reply.strip()
     if not text:
         raise ReplyFormatError("empty reply")
-    m = _LEAD.match(text)
-    if m is None:
-        if _ANY_LINE.search(text) is None:
+    if reading == "strict":
+        preamble, parts = _parts(text, _LINE_MARKER)
+        if not parts:
             raise UnmarkedReply("reply has no 提问: or 建议: marker")
-        raise ReplyFormatError("reply does not start with 提问: or 建议:")
-    body = text[m.end() :].strip()
+        if preamble:
+            raise ReplyFormatError("reply does not start with 提问: or 建议:")
+        if len(parts) > 1:
+            raise ReplyFormatError("reply contains more than one 提问:/建议: part")
+        how: How = "lead"
+    else:
+        preamble, parts = _parts(text, _ANY_MARKER)
+        if not parts:
+            raise UnmarkedReply("reply has no 提问: or 建议: marker")
+        how = "lead" if not preamble else reading
+        if reading == "preamble" and len(preamble) > MAX_PREAMBLE:
+            raise ReplyFormatError(
+                f"more than {MAX_PREAMBLE} characters before the first 提问:/建议: marker"
+            )
+    kinds = {kind for kind, _ in parts}
+    chosen = ""
+    if len(kinds) == 1:
+        kind = parts[0][0]
+    elif two_moves == "reask":
+        raise ReplyFormatError("reply holds both a 提问: and a 建议: part")
+    else:
+        kind = parts[0][0] if two_moves == "first" else two_moves  # type: ignore[assignment]
+        chosen = two_moves
+    body = "\n\n".join(b for k, b in parts if k == kind and b)
     if not body:
         raise ReplyFormatError("nothing follows the marker")
-    later = _LATER.search("\n" + body)
-    if later is not None:
-        raise ReplyFormatError("reply contains more than one 提问:/建议: part")
-    return ParsedMove(_MARKERS[m.group(1)], body)
+    return ReadMove(ParsedMove(kind, body), how, preamble, chosen)
+
+
+def parse_marked_reply(reply: str) -> ParsedMove:
+    """The strict reading of a marked reply (:func:`read_marked_reply`)."""
+    return read_marked_reply(reply).move
 
 
 _JSON_ACTIONS: dict[str, MoveKind] = {
@@ -195,7 +253,6 @@ def parse_matches(reply: str, qa_positions: Sequence[int], n_facts: int) -> dict
     return out
 
 
-JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
 DIMENSIONS = JUDGE_FIELDS[:5]
 _JUDGE_ALIASES: dict[str, str] = {
     "专业性": "professionalism",

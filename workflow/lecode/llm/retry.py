@@ -15,8 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from lecode.config.sections import RetrySettings
 from lecode.llm.errors import FailureKind
 from lecode.llm.http import transport_failure
+
+_RETRY = RetrySettings()
 
 
 class EmptyResponseError(Exception):
@@ -131,13 +134,21 @@ def _short(text: str, limit: int = 300) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Backoff settings; ``max_retries`` is the number of attempts after the first."""
+    """Backoff delays (defaults: ``llm.retry`` of the settings); how many retries a request
+    gets is its model entry's ``max_retries``."""
 
-    max_retries: int = 6
-    base_delay: float = 1.0
-    rate_limit_delay: float = 5.0
-    max_delay: float = 60.0
+    base_delay: float = _RETRY.base_delay
+    rate_limit_delay: float = _RETRY.rate_limit_delay
+    max_delay: float = _RETRY.max_delay
     jitter: bool = True
+
+    @classmethod
+    def of(cls, settings: RetrySettings) -> RetryPolicy:
+        return cls(
+            base_delay=settings.base_delay,
+            rate_limit_delay=settings.rate_limit_delay,
+            max_delay=settings.max_delay,
+        )
 
     def delay(self, failure: Failure, retry_number: int, rng: random.Random) -> float:
         """Seconds to wait before retry number ``retry_number`` (0-based)."""

@@ -16,33 +16,30 @@ request keys, and an adapter published by the workflow must have been trained un
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from lecode.config.models import ModelEntry, VLLMEntry
+from lecode.config.sections import LLMSettings, SimulationSettings, replay_forced
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.ledger import UsageLedger
 from lecode.llm.limits import EndpointLimits
 from lecode.llm.logs import LOG
 from lecode.llm.retry import RetryPolicy
-from lecode.llm.spec import ModelSpec
+from lecode.llm.spec import ModelSpec, llm_entry
 from lecode.llm.store import ResponseStore
 from lecode.llm.vllm import ensure_base_url
 
-REPLAY_ENV = "LECODE_REPLAY"
-DEFAULT_STORE = Path("store/responses")
-DEFAULT_SERVERS = Path("store/servers")
+if TYPE_CHECKING:
+    from lecode.specs import LLMRuntimeSpec
+
+DEFAULT_STORE = Path(LLMSettings().store_dir)
 #: What ``publish_lora`` writes beside a published adapter (the training job's provenance).
 ADAPTER_PROVENANCE = "lecode_provenance.json"
-
-
-def replay_forced(environ: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    return env.get(REPLAY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class LLMRuntime:
@@ -54,7 +51,7 @@ class LLMRuntime:
         retry: RetryPolicy,
         ledger: UsageLedger,
         servers_dir: Path,
-        models: Mapping[str, Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry] | None = None,
         environ: Mapping[str, str] | None = None,
         adapters: Mapping[str, str] | None = None,
     ) -> None:
@@ -63,12 +60,13 @@ class LLMRuntime:
         self.retry = retry
         self.ledger = ledger
         self.servers_dir = servers_dir
-        self.models = dict(models or {})
+        #: every entry the job may need
+        self.models: dict[str, ModelEntry] = dict(models or {})
         self.environ = environ
         self.adapters = dict(adapters or {})
         # the jobs of a run share what they see of each endpoint's progress (lecode.llm.limits)
         self.limits = EndpointLimits(None if replay else Path(servers_dir) / "progress")
-        self.default_max_turns = 10
+        self.default_max_turns = SimulationSettings().max_turns
         self.job = ""
         self._endpoints: dict[str, Endpoint] = {}
 
@@ -81,18 +79,20 @@ class LLMRuntime:
         retry: RetryPolicy | None = None,
         ledger_path: str | Path | None = None,
         servers_dir: str | Path | None = None,
-        models: Mapping[str, Mapping[str, Any]] | None = None,
+        models: Mapping[str, ModelEntry] | None = None,
         environ: Mapping[str, str] | None = None,
         durable: bool = True,
         adapters: Mapping[str, str] | None = None,
+        max_turns: int | None = None,
     ) -> LLMRuntime:
         """``store_dir``: the response store (default ``store/responses``); ``servers_dir``:
         vLLM state files (default: ``servers`` beside the store); ``models``: the whole
         ``models:`` mapping (lets LoRA entries find their server's model path); ``adapters``:
-        the adapter identity of each entry served as a LoRA adapter."""
+        the adapter identity of each entry served as a LoRA adapter; ``max_turns``: the LLM
+        experts' clarifying questions before advice (default: ``simulation.max_turns``'s)."""
         replay = replay or replay_forced(environ)
         store_dir = Path(store_dir)
-        return cls(
+        runtime = cls(
             ResponseStore(store_dir, durable=durable, readonly=replay),
             replay=replay,
             retry=retry or RetryPolicy(),
@@ -102,51 +102,46 @@ class LLMRuntime:
             environ=environ,
             adapters=adapters,
         )
+        if max_turns is not None:
+            runtime.default_max_turns = max_turns
+        return runtime
 
     @classmethod
-    def from_params(
+    def from_spec(
         cls,
-        params: Mapping[str, Any],
+        runtime: LLMRuntimeSpec,
         *,
         job: str = "",
         environ: Mapping[str, str] | None = None,
     ) -> LLMRuntime:
-        """The runtime of one workflow job. Reads the optional ``llm:`` section of params:
-        ``store_dir`` (``store/responses``), ``replay`` (false; ``LECODE_REPLAY=1`` also forces
-        it), ``servers_dir`` (``store/servers``), ``ledger_dir`` (per-call JSONL ledgers, one
-        file per job; off by default), ``retry`` (``{base_delay, rate_limit_delay, max_delay}``
-        seconds); and ``adapters`` (``{entry: adapter identity}``, written by the plan)."""
-        llm = dict(params.get("llm") or {})
-        retry_cfg = dict(llm.get("retry") or {})
+        """The runtime of one workflow job, from its spec's typed ``runtime`` (the store, replay
+        mode, vLLM state files, per-job ledger, retry delays, the model entries and adapter
+        identities the plan put there). ``LECODE_REPLAY=1`` also forces replay."""
+        llm = runtime.llm
         ledger_path = None
-        if llm.get("ledger_dir"):
+        if llm.ledger_dir:
             slug = re.sub(r"[^A-Za-z0-9._-]+", "_", job).strip("_") or "job"
-            ledger_path = Path(llm["ledger_dir"]) / f"{slug}.jsonl"
-        runtime = cls.create(
-            llm.get("store_dir", DEFAULT_STORE),
-            replay=bool(llm.get("replay", False)),
-            retry=RetryPolicy(
-                base_delay=float(retry_cfg.get("base_delay", 1.0)),
-                rate_limit_delay=float(retry_cfg.get("rate_limit_delay", 5.0)),
-                max_delay=float(retry_cfg.get("max_delay", 60.0)),
-            ),
+            ledger_path = Path(llm.ledger_dir) / f"{slug}.jsonl"
+        out = cls.create(
+            llm.store_dir,
+            replay=llm.replay,
+            retry=RetryPolicy.of(llm.retry),
             ledger_path=ledger_path,
-            servers_dir=llm.get("servers_dir"),
-            models=params.get("models") or {},
+            servers_dir=llm.servers_path,
+            models=runtime.models,
             environ=environ,
-            adapters=params.get("adapters") or {},
+            adapters=runtime.adapters,
+            max_turns=runtime.max_turns,
         )
-        runtime.job = job
-        simulation = params.get("simulation") or {}
-        runtime.default_max_turns = int(simulation.get("max_turns", 10))
-        return runtime
+        out.job = job
+        return out
 
-    def spec(self, model_name: str, model_cfg: Mapping[str, Any]) -> ModelSpec:
-        spec = ModelSpec.from_config(model_name, model_cfg)
+    def spec(self, model_name: str, entry: ModelEntry) -> ModelSpec:
+        spec = ModelSpec.of(model_name, llm_entry(model_name, entry))
         if spec.backend == "vllm" and spec.serve is None and spec.server:
-            server_cfg = self.models.get(spec.server)
-            if server_cfg and server_cfg.get("model_path"):
-                identity = f"vllm://{server_cfg['model_path']}"
+            server = self.models.get(spec.server)
+            if isinstance(server, VLLMEntry) and server.model_path:
+                identity = f"vllm://{server.model_path}"
                 adapter = self.adapters.get(model_name)
                 if adapter:
                     # the adapter, not its path, names the model (the fragment keeps the
@@ -158,11 +153,13 @@ class LLMRuntime:
 
     def adapter_path(self, model_name: str) -> str | None:
         """The adapter directory a LoRA entry selects (its server's ``lora:`` mapping)."""
-        cfg = self.models.get(model_name) or {}
-        server_cfg = self.models.get(str(cfg.get("server") or "")) or {}
-        served = str(cfg.get("model") or model_name)
-        path = (server_cfg.get("lora") or {}).get(served)
-        return None if path is None else str(path)
+        entry = self.models.get(model_name)
+        if not isinstance(entry, VLLMEntry) or entry.server is None:
+            return None
+        server = self.models.get(entry.server)
+        if not isinstance(server, VLLMEntry):
+            return None
+        return server.lora.get(entry.model or model_name)
 
     def check_adapter(self, model_name: str) -> None:
         """An adapter identified by its training (``train:<digest>``) must be the published
@@ -186,11 +183,11 @@ class LLMRuntime:
                 "the target sft_adapters (README, 'SFT strategies')"
             )
 
-    def endpoint(self, model_name: str, model_cfg: Mapping[str, Any]) -> Endpoint:
+    def endpoint(self, model_name: str, entry: ModelEntry) -> Endpoint:
         """The (shared) endpoint of one model entry."""
         endpoint = self._endpoints.get(model_name)
         if endpoint is None:
-            spec = self.spec(model_name, model_cfg)
+            spec = self.spec(model_name, entry)
             resolver = None
             if spec.backend == "vllm":
                 server = spec.server or spec.name
@@ -216,7 +213,7 @@ class LLMRuntime:
                 environ=self.environ,
             )
             self._endpoints[model_name] = endpoint
-        elif endpoint.spec != self.spec(model_name, model_cfg):
+        elif endpoint.spec != self.spec(model_name, entry):
             raise LLMConfigError(f"models.{model_name}: two different configurations in one job")
         return endpoint
 

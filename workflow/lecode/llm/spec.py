@@ -1,44 +1,26 @@
-"""A model entry of ``params.yaml`` as a typed, validated specification.
+"""The endpoint's view of an LLM model entry: built from the typed entry
+(:mod:`lecode.config.models`, where every key, its meaning and its default are declared) by
+:meth:`ModelSpec.of`; nothing here has a default of its own.
 
-Recognised keys (all optional unless marked):
-
-``backend``       ``openai`` (any OpenAI-compatible endpoint) or ``vllm`` (served by the workflow)
-``base_url``      endpoint, e.g. ``https://api.deepseek.com/v1`` (required for ``openai``)
-``model``         the served model id sent in requests (required, except ``vllm`` with ``path``,
-                  where it defaults to the entry's name)
-``api_key_env``   name of the environment variable holding the key (the key itself never
-                  appears in any configuration, record or message)
-``temperature``, ``top_p``, ``max_tokens``, ``seed``   decoding settings (sent when set)
-``price``         ``{prompt: X, completion: Y}`` per 1k tokens
-``concurrency``   requests in flight per endpoint inside one job (default 4)
-``timeout``       seconds per request (default 120)
-``max_retries``   retries after the first attempt (default 6)
-``json_mode``     send ``response_format={"type": "json_object"}`` for JSON prompts
-``threshold_confidence``  threshold of the ``mediq_threshold`` expert strategy (default 0.8)
-
-vLLM entries: ``model_path`` (a local model directory; the workflow starts ``vllm serve`` for
-it, serving it under the name ``model``), ``lora`` (``{name: adapter_dir}``, served with
-``--enable-lora``), ``serve_args`` (list of extra arguments), ``port`` (fixed port; default: a
-free loopback port), ``gpu_memory_utilization``. An entry ``{backend: vllm, server: <other
-entry>, model: <lora name>}`` selects a LoRA adapter (or the base model) of another entry's
-server without starting a second one. When such an entry selects a LoRA adapter, the runtime
-puts the adapter's identity into the entry's endpoint identity (``vllm://<model_path>#lora=
-<adapter identity>``), so its stored responses belong to that adapter, not to its path.
+An entry ``{backend: vllm, server: <other entry>, model: <lora name>}`` selects a LoRA adapter
+(or the base model) of another entry's server without starting a second one. When such an entry
+selects a LoRA adapter, the runtime puts the adapter's identity into the entry's endpoint
+identity (``vllm://<model_path>#lora=<adapter identity>``), so its stored responses belong to
+that adapter, not to its path.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from lecode.config.base import SettingsError
+from lecode.config.models import ModelEntry, OpenAIEntry, Price, VLLMEntry, model_entry
 from lecode.llm.errors import LLMConfigError
 
 LLM_BACKENDS = ("openai", "vllm")
-DEFAULT_CONCURRENCY = 4
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_RETRIES = 6
 
 
 @dataclass(frozen=True)
@@ -73,17 +55,6 @@ class Decoding:
 
 
 @dataclass(frozen=True)
-class Price:
-    """US dollars (or any currency, consistently) per 1,000 tokens."""
-
-    prompt: float = 0.0
-    completion: float = 0.0
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1000.0
-
-
-@dataclass(frozen=True)
 class VLLMServe:
     """How to serve a local model with ``vllm serve``."""
 
@@ -104,12 +75,13 @@ class ModelSpec:
     base_url: str | None
     api_key_env: str | None
     decoding: Decoding
-    price: Price = field(default_factory=Price)
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = DEFAULT_MAX_RETRIES
-    json_mode: bool = False
-    mediq_threshold: float = 0.8
+    price: Price
+    concurrency: int
+    timeout: float
+    max_retries: int
+    json_mode: bool
+    #: ``threshold_confidence`` of the entry (the ``mediq_threshold`` strategy)
+    threshold_confidence: float
     server: str | None = None  # the model entry whose vLLM server this entry uses
     serve: VLLMServe | None = None
     identity: str | None = None  # set by the runtime for entries that use another's server
@@ -142,69 +114,71 @@ class ModelSpec:
         return value
 
     @classmethod
+    def of(cls, name: str, entry: OpenAIEntry | VLLMEntry) -> ModelSpec:
+        """The spec of the typed LLM entry ``name``."""
+        serve: VLLMServe | None = None
+        base_url: str | None = None
+        if isinstance(entry, VLLMEntry):
+            if entry.model_path is not None:
+                serve = VLLMServe(
+                    path=entry.model_path,
+                    lora_modules=tuple(sorted(entry.lora.items())),
+                    args=entry.serve_args,
+                    port=entry.port,
+                    gpu_memory_utilization=entry.gpu_memory_utilization,
+                )
+            served = entry.model or name
+            server = entry.server
+        else:
+            base_url = entry.base_url.rstrip("/")
+            served = entry.model
+            server = None
+        return cls(
+            name=name,
+            backend=entry.backend,
+            served_model=served,
+            base_url=base_url,
+            api_key_env=entry.api_key_env,
+            decoding=Decoding(
+                temperature=entry.temperature,
+                top_p=entry.top_p,
+                max_tokens=entry.max_tokens,
+                seed=entry.seed,
+            ),
+            price=entry.price,
+            concurrency=entry.concurrency,
+            timeout=entry.timeout,
+            max_retries=entry.max_retries,
+            json_mode=entry.json_mode,
+            threshold_confidence=entry.threshold_confidence,
+            server=server,
+            serve=serve,
+        )
+
+    @classmethod
     def from_config(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
-        backend = str(cfg.get("backend", "openai"))
-        if backend not in LLM_BACKENDS:
-            raise LLMConfigError(
-                f"models.{name}: backend {backend!r} is not an LLM backend {LLM_BACKENDS}"
-            )
+        """The spec of entry ``name`` written as a mapping (a tool's, a JSON file's): the edge
+        where a mapping becomes a typed entry (:func:`~lecode.config.models.model_entry`)."""
         if "api_key" in cfg:
             raise LLMConfigError(
                 f"models.{name}: write the key into an environment variable and name it "
                 "with api_key_env; keys are never read from configuration files"
             )
-        serve: VLLMServe | None = None
-        server = cfg.get("server")
-        base_url = cfg.get("base_url")
-        model = cfg.get("model")
-        if backend == "vllm":
-            if server is None and not cfg.get("model_path"):
-                raise LLMConfigError(f"models.{name}: vllm entry needs 'model_path' or 'server'")
-            if cfg.get("model_path"):
-                loras = cfg.get("lora") or {}
-                serve = VLLMServe(
-                    path=str(cfg["model_path"]),
-                    lora_modules=tuple((str(k), str(v)) for k, v in sorted(loras.items())),
-                    args=tuple(str(a) for a in cfg.get("serve_args") or ()),
-                    port=int(cfg["port"]) if cfg.get("port") is not None else None,
-                    gpu_memory_utilization=_opt_float(cfg.get("gpu_memory_utilization")),
-                )
-            model = model or name
-        else:
-            if not base_url:
-                raise LLMConfigError(f"models.{name}: 'base_url' is required")
-            if not model:
-                raise LLMConfigError(f"models.{name}: 'model' (served model id) is required")
-        price = cfg.get("price") or {}
-        return cls(
-            name=name,
-            backend=backend,
-            served_model=str(model),
-            base_url=str(base_url).rstrip("/") if base_url else None,
-            api_key_env=str(cfg["api_key_env"]) if cfg.get("api_key_env") else None,
-            decoding=Decoding(
-                temperature=_opt_float(cfg.get("temperature")),
-                top_p=_opt_float(cfg.get("top_p")),
-                max_tokens=int(cfg["max_tokens"]) if cfg.get("max_tokens") is not None else None,
-                seed=int(cfg["seed"]) if cfg.get("seed") is not None else None,
-            ),
-            price=Price(
-                prompt=float(price.get("prompt", 0.0)),
-                completion=float(price.get("completion", 0.0)),
-            ),
-            concurrency=max(1, int(cfg.get("concurrency", DEFAULT_CONCURRENCY))),
-            timeout=float(cfg.get("timeout", DEFAULT_TIMEOUT)),
-            max_retries=max(0, int(cfg.get("max_retries", DEFAULT_MAX_RETRIES))),
-            json_mode=bool(cfg.get("json_mode", False)),
-            mediq_threshold=float(cfg.get("threshold_confidence", 0.8)),
-            server=str(server) if server else None,
-            serve=serve,
+        try:
+            entry = model_entry(name, cfg)
+        except SettingsError as exc:
+            raise LLMConfigError(str(exc)) from None
+        return cls.of(name, llm_entry(name, entry))
+
+
+def llm_entry(name: str, entry: ModelEntry) -> OpenAIEntry | VLLMEntry:
+    """``entry`` as an LLM entry, or :class:`LLMConfigError` naming ``name``."""
+    if not isinstance(entry, (OpenAIEntry, VLLMEntry)):
+        raise LLMConfigError(
+            f"models.{name}: backend {entry.backend!r} is not an LLM backend {LLM_BACKENDS}"
         )
+    return entry
 
 
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def is_llm_entry(cfg: Mapping[str, Any]) -> bool:
-    return str(cfg.get("backend", "openai")) in LLM_BACKENDS
+def is_llm_entry(entry: ModelEntry) -> bool:
+    return entry.backend in LLM_BACKENDS

@@ -64,6 +64,8 @@ class StoredResponse:
     reasoning: str = ""
     #: ``usage.completion_tokens_details.reasoning_tokens`` when the API reports it.
     reasoning_tokens: int | None = None
+    #: Prompt tokens the provider read from its prompt cache, when it reports them.
+    cached_prompt_tokens: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -79,6 +81,8 @@ class StoredResponse:
             out["reasoning"] = self.reasoning
         if self.reasoning_tokens is not None:
             out["reasoning_tokens"] = self.reasoning_tokens
+        if self.cached_prompt_tokens is not None:
+            out["cached_prompt_tokens"] = self.cached_prompt_tokens
         return out
 
     @classmethod
@@ -93,6 +97,11 @@ class StoredResponse:
             reasoning=str(d.get("reasoning") or ""),
             reasoning_tokens=(
                 int(d["reasoning_tokens"]) if d.get("reasoning_tokens") is not None else None
+            ),
+            cached_prompt_tokens=(
+                int(d["cached_prompt_tokens"])
+                if d.get("cached_prompt_tokens") is not None
+                else None
             ),
         )
 

@@ -6,7 +6,8 @@ splices into the user text; placeholders are ``${name}`` (:class:`string.Templat
 placeholder must be given). A template's identity is the SHA-256 of its file bytes; it enters
 the cache key of every request rendered from it and the provenance of every role.
 
-Which templates each role and strategy uses is declared in :data:`ROLE_TEMPLATES`.
+Which templates an expert or client strategy uses is declared by the strategy
+(:mod:`lecode.strategies`); the matcher's and judge's are :data:`SCORING_TEMPLATES`.
 """
 
 from __future__ import annotations
@@ -19,53 +20,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from lecode.llm.errors import LLMConfigError
+from lecode.paths import PROMPTS_DIR
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
-
-#: role -> strategy -> purpose -> template name (relative to the prompts directory, no suffix)
-ROLE_TEMPLATES: dict[str, dict[str, dict[str, str]]] = {
-    "expert": {
-        "zero_shot": {
-            "turn": "expert/zero_shot",
-            "advise": "expert/advise_only",
-            "reask": "expert/reask",
-        },
-        "few_shot": {
-            # the forced advice uses the [advise] section of few_shot, with its demonstrations
-            "turn": "expert/few_shot",
-            "reask": "expert/reask",
-        },
-        "zero_shot_json": {
-            "turn": "expert/zero_shot_json",
-            "advise": "expert/advise_only_json",
-            "reask": "expert/reask_json",
-        },
-        "mediq": {
-            "confidence": "expert/mediq_confidence",
-            "ask": "expert/mediq_ask",
-            "advise": "expert/advise_only",
-            "reask": "expert/reask",
-            "reask_confidence": "expert/reask_confidence",
-        },
-        "mediq_threshold": {
-            "confidence": "expert/mediq_confidence_score",
-            "ask": "expert/mediq_ask",
-            "advise": "expert/advise_only",
-            "reask": "expert/reask",
-            "reask_confidence": "expert/reask_confidence",
-        },
-    },
-    "client": {
-        "instruct_dialogue": {"answer": "client/instruct_dialogue"},
-        "instruct_question": {"answer": "client/instruct_question"},
-        "first_person_dialogue": {"answer": "client/first_person_dialogue"},
-    },
-    "matcher": {"default": {"match": "matcher/match_facts", "reask": "matcher/reask"}},
-    "judge": {"default": {"judge": "judge/advice_quality", "reask": "judge/reask"}},
+#: The scoring roles' templates (one strategy each); expert and client strategies declare
+#: theirs in :mod:`lecode.strategies`.
+SCORING_TEMPLATES: dict[str, dict[str, str]] = {
+    "matcher": {"match": "matcher/match_facts", "reask": "matcher/reask"},
+    "judge": {"judge": "judge/advice_quality", "reask": "judge/reask"},
 }
-
-EXPERT_STRATEGIES = tuple(ROLE_TEMPLATES["expert"])
-CLIENT_STRATEGIES = tuple(ROLE_TEMPLATES["client"])
 
 _SECTION = re.compile(r"^\[([a-z_]+)\]$")
 
@@ -145,18 +107,16 @@ def load_template(name: str) -> PromptTemplate:
 
 
 def strategy_templates(role: str, strategy: str) -> dict[str, str]:
-    """purpose -> template name for ``role`` played with ``strategy``."""
-    by_strategy = ROLE_TEMPLATES.get(role)
-    if by_strategy is None:
-        raise LLMConfigError(f"unknown LLM role {role!r}; known: {sorted(ROLE_TEMPLATES)}")
-    if role in ("matcher", "judge"):
-        strategy = "default"
-    names = by_strategy.get(strategy)
-    if names is None:
-        raise LLMConfigError(
-            f"{role} strategy {strategy!r} is not known; choose one of {sorted(by_strategy)}"
-        )
-    return names
+    """template key -> template name for ``role`` played with ``strategy`` (the matcher and
+    judge have one strategy each, whatever ``strategy`` says)."""
+    if role in SCORING_TEMPLATES:
+        return dict(SCORING_TEMPLATES[role])
+    from lecode import strategies
+
+    if role not in strategies.ROLES:
+        known = sorted([*strategies.ROLES, *SCORING_TEMPLATES])
+        raise LLMConfigError(f"unknown LLM role {role!r}; known: {known}")
+    return dict(strategies.get(role, strategy).templates)
 
 
 def load_strategy(role: str, strategy: str) -> dict[str, PromptTemplate]:

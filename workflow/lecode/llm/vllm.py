@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lecode.config.models import ModelEntry, VLLMEntry
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.logs import LOG
-from lecode.llm.spec import ModelSpec, is_llm_entry
+from lecode.llm.spec import ModelSpec, is_llm_entry, llm_entry
 
 LOOPBACK = "127.0.0.1"
 COMMAND_ENV = "LECODE_VLLM_COMMAND"
@@ -281,7 +282,7 @@ def ensure_server(
 
 def ensure_base_url(
     server: str,
-    models: Mapping[str, Mapping[str, Any]],
+    models: Mapping[str, ModelEntry],
     state_dir: str | Path,
     *,
     replay: bool = False,
@@ -302,26 +303,28 @@ def ensure_base_url(
     cfg = models.get(server)
     if cfg is None:
         raise LLMConfigError(f"models.{server}: referenced as a vLLM server but not defined")
-    spec = ModelSpec.from_config(server, cfg)
+    spec = ModelSpec.of(server, llm_entry(server, cfg))
     if spec.serve is None:
         raise LLMConfigError(f"models.{server}: a vLLM server entry needs 'model_path'")
     return ensure_server(spec, state_dir, log_dir=log_dir, health_timeout=health_timeout).base_url
 
 
-def specs_to_serve(models: Mapping[str, Mapping[str, Any]], used: Sequence[str]) -> list[ModelSpec]:
+def specs_to_serve(models: Mapping[str, ModelEntry], used: Sequence[str]) -> list[ModelSpec]:
     """Entries with a local path that any of the ``used`` entries needs (directly or via
     ``server:``), each once, in name order."""
     needed: set[str] = set()
     for name in used:
         cfg = models.get(name)
-        if cfg is None or not is_llm_entry(cfg) or cfg.get("backend") != "vllm":
+        if cfg is None or not is_llm_entry(cfg):
             continue
-        needed.add(str(cfg.get("server") or name))
+        entry = llm_entry(name, cfg)
+        if isinstance(entry, VLLMEntry):
+            needed.add(entry.server or name)
     specs = []
     for name in sorted(needed):
         if name not in models:
             raise LLMConfigError(f"models.{name}: referenced as a vLLM server but not defined")
-        spec = ModelSpec.from_config(name, models[name])
+        spec = ModelSpec.of(name, llm_entry(name, models[name]))
         if spec.serve is None:
             raise LLMConfigError(f"models.{name}: a vLLM server entry needs 'model_path'")
         specs.append(spec)

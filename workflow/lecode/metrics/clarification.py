@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 #: The cut-off of Recall@k in the paper's tables.
 RECALL_K = 5
@@ -140,27 +139,3 @@ def ndcg_gold(
     ranked = sorted(importance, reverse=True)
     ideal = [sum(ranked[i : i + capacity]) for i in range(0, len(ranked), capacity)]
     return _dcg(gains) / _dcg(ideal)
-
-
-@dataclass(frozen=True)
-class ClarificationScores:
-    """The clarification metrics of one dialogue (fractions; see the functions for each)."""
-
-    recall: float
-    weighted_recall: float
-    recall_at_5: float
-    ndcg: float
-    ndcg_gold: float
-
-
-def clarification_scores(
-    importance: Sequence[int], per_question: Sequence[Sequence[int]]
-) -> ClarificationScores:
-    """All clarification metrics of one dialogue (Recall@k at the paper's k = 5)."""
-    return ClarificationScores(
-        recall=recall(importance, per_question),
-        weighted_recall=weighted_recall(importance, per_question),
-        recall_at_5=recall_at_k(importance, per_question, RECALL_K),
-        ndcg=ndcg(importance, per_question),
-        ndcg_gold=ndcg_gold(importance, per_question),
-    )

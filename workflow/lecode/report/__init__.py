@@ -8,9 +8,7 @@ Entry points for workflow rules (all take frames/records in and write files out)
 * :func:`lecode.report.figures.write_figures` - Figures 3, 5, 6, 7 and recall by turn (PNG, PDF)
   plus their data for ``dvc plots``;
 * :func:`lecode.report.html.write_html` - one self-contained ``index.html`` showing the written
-  tables from their documents;
-* :func:`lecode.report.html.write_report` - all three into one folder.
+  tables from their documents.
 
-Statistics live in :mod:`lecode.stats`; ``python -m lecode.report.demo OUT`` previews a report
-on made-up data.
+Statistics live in :mod:`lecode.stats`.
 """

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from lecode.report.model import Row, Table
+from lecode.metrics.registry import with_tag
+from lecode.report.model import Aggregation, Row, Table
 from lecode.report.results import split_scores, system_cells
-from lecode.report.spec import CLARIFICATION, Metric, System
+from lecode.report.spec import Metric, ReportedSystem
 from lecode.stats import ResamplePlan
 
 #: Columns of the audit table: per-dialogue shares of answers, then the dialogue flag.
@@ -48,7 +49,7 @@ def _interval_note(plan: ResamplePlan) -> str:
 
 def audit_table(
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan,
@@ -60,7 +61,9 @@ def audit_table(
         Row(
             label=s.label,
             group=s.group,
-            cells=system_cells(frames[s.key], AUDIT_METRICS, plan, n_expected, label=s.label),
+            cells=system_cells(
+                frames[s.key], AUDIT_METRICS, plan, n_expected, label=s.label, aggregation="share"
+            ),
             expert=s.expert,
             strategy=s.strategy,
             systems=(s.id,),
@@ -93,11 +96,11 @@ def behaved_ids(audit: pl.DataFrame) -> pl.DataFrame:
 def robustness_table(
     scores: pl.DataFrame,
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan,
-    metrics: Sequence[Metric] = CLARIFICATION,
+    metrics: Sequence[Metric] = with_tag("table6"),
 ) -> Table:
     """Per system: the clarification metrics on all dialogues and on those whose client
     behaved (no answer flagged by the audit); n/N shows how many remain."""
@@ -106,13 +109,19 @@ def robustness_table(
     clean = split_scores(kept, systems)
     rows: list[Row] = []
     for s in systems:
-        for frame, setting in ((every[s.key], ALL), (clean[s.key], BEHAVED)):
+        parts: tuple[tuple[pl.DataFrame, str, Aggregation], ...] = (
+            (every[s.key], ALL, "mean"),
+            (clean[s.key], BEHAVED, "subset_mean"),
+        )
+        for frame, setting, aggregation in parts:
             rows.append(
                 Row(
                     label=s.label,
                     group=s.group,
                     setting=setting,
-                    cells=system_cells(frame, metrics, plan, n_expected, label=s.label),
+                    cells=system_cells(
+                        frame, metrics, plan, n_expected, label=s.label, aggregation=aggregation
+                    ),
                     expert=s.expert,
                     strategy=s.strategy,
                     systems=(s.id,),

@@ -19,9 +19,10 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from lecode.metrics.registry import get
 from lecode.records import Case, Matches
 from lecode.report.results import split_scores
-from lecode.report.spec import METRIC_BY_KEY, Metric, System
+from lecode.report.spec import Metric, ReportedSystem
 from lecode.text import tokenize
 
 #: Default bins of the number of key facts: [lo, next lo), the last open-ended.
@@ -45,7 +46,7 @@ def fact_bins(edges: Sequence[int] | None, values: Iterable[int]) -> list[tuple[
 
 
 def system_means(
-    scores: pl.DataFrame, systems: Sequence[System], metrics: Sequence[Metric]
+    scores: pl.DataFrame, systems: Sequence[ReportedSystem], metrics: Sequence[Metric]
 ) -> pl.DataFrame:
     """Columns ``system``, ``metric``, ``value`` (display scale, null if no data), ``n``."""
     frames = split_scores(scores, systems)
@@ -71,7 +72,7 @@ def system_means(
 
 def complexity_curve(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     *,
     metrics: Sequence[str] = COMPLEXITY_METRICS,
     bins: Sequence[int] | None = FACT_BINS,
@@ -88,7 +89,7 @@ def complexity_curve(
     for s in systems:
         f = frames[s.key]
         for key in metrics:
-            m = METRIC_BY_KEY[key]
+            m = get(key)
             if key not in f.columns:
                 continue
             for lo, hi in spans:
@@ -125,7 +126,7 @@ def complexity_curve(
 
 def recall_by_turn(
     matches: Iterable[Matches],
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     *,
     cases: Iterable[Case] | None = None,
     max_turns: int | None = None,
@@ -386,7 +387,7 @@ def strategy_changes(
                 {
                     "system": system,
                     "metric": key,
-                    "header": METRIC_BY_KEY[key].display_header,
+                    "header": get(key).display_header,
                     "value": value,
                     "n": n,
                     "base": ref,

@@ -9,40 +9,44 @@ documents back through :func:`load` / :func:`load_all` and the same classes.
 
 A document::
 
-    {"schema_version": 2, "table": "table3", "layout": "metrics", "title": ...,
+    {"schema_version": 3, "table": "table3", "layout": "metrics", "title": ...,
      "spec_digest": <TablesSpec digest>,
      "run":     {git, packages, dataset, paper, aggregate, settings},
      "systems": {"<expert>/<strategy>": {system, jobs, roles, files, store, ...}},
      "columns": [{key, header, ...}],
-     "rows":    [{label, group, setting, kind, cells: [{id, column, value, display, lo, hi,
-                  n, N, aggregation, systems, delta_of, applicable, ...}]}],
+     "rows":    [{label, group, setting, kind, systems, delta_of,
+                  cells: [{id, column, value, display, ci_low, ci_high, n, N, aggregation,
+                           description, status, ...}]}],
      "notes": [...]}
 
-``systems`` holds the systems the table's cells name; ``run`` is what every cell shares.
+``systems`` holds the systems the table's rows name; ``run`` is what every cell shares. Rows
+and cells are :class:`lecode.report.model.Row` and :class:`lecode.report.model.Cell`, the same
+the tables are built from; a cell's ``aggregation`` says how its number was computed and its
+``description`` says it in words.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from lecode.config.roles import System
+from lecode.config.sections import ReportSettings
 from lecode.recordio import atomic_write_text
-from lecode.report.model import PAPER, RowKind, StatsTable, Table
-from lecode.report.model import Cell as TableCell
-from lecode.report.model import Row as TableRow
+from lecode.records import Served
+from lecode.report.model import PAPER, Aggregation, Cell, Row, StatsTable, Table
 from lecode.report.spec import Metric
-from lecode.settings import ReportSettings, System
 from lecode.specs import FileRef
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SUFFIX = ".provenance.json"
 Layout = Literal["metrics", "stats", "usage"]
-CellStatus = Literal["value", "no_data", "not_applicable"]
 
 
 class DocumentError(ValueError):
@@ -143,6 +147,8 @@ class SystemInfo(_Model):
     #: What the roles reported about themselves in the transcripts (a key with several
     #: values keeps them all): served model ids, system fingerprints, template hashes.
     reported: dict[str, str | list[str]] = {}
+    #: Per role, every model id and system fingerprint the endpoint's replies named, counted.
+    served: dict[str, Served] = {}
 
 
 class Provenance(_Model):
@@ -162,7 +168,7 @@ class Provenance(_Model):
         return cls(systems=out)
 
 
-# --------------------------------------------------------------------------- cells and rows
+# --------------------------------------------------------------------------- columns
 
 
 class Column(_Model):
@@ -173,41 +179,9 @@ class Column(_Model):
     direction: Literal["higher", "lower"] | None = None
     section: str | None = None
 
-
-class Cell(_Model):
-    """One number and where it comes from."""
-
-    id: str
-    column: str  # the column's key
-    value: int | float | None
-    display: str  # as printed in Markdown (and the CSV's ``display``)
-    lo: float | None = None  # the interval as printed (none from fewer than two cases)
-    hi: float | None = None
-    n: int | None = None
-    N: int | None = None
-    rank: int | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    distinguishable: bool | None = None
-    status: CellStatus = "value"
-    applicable: bool = True
-    aggregation: str
-    systems: tuple[str, ...] = ()
-    #: ``(a, b)`` of a difference ``a − b``, known when it was computed (``b`` may be
-    #: :data:`lecode.report.model.PAPER`, the published number).
-    delta_of: tuple[str, str] | None = None
-
-
-class Row(_Model):
-    label: str
-    group: str = ""
-    setting: str = ""
-    kind: RowKind | Literal["dataset", "usage"] = "system"
-    expert: str = ""
-    strategy: str = ""
-    key: str = ""  # a statistic's key (Table 2)
-    format: str | None = None  # a statistic's format (Table 2)
-    cells: tuple[Cell, ...]
+    @property
+    def display_header(self) -> str:
+        return self.header
 
 
 class TableDocument(_Model):
@@ -238,6 +212,7 @@ class TableDocument(_Model):
     # -- reading -----------------------------------------------------------------------------
 
     def cells(self) -> Iterator[tuple[Row, Cell]]:
+        """Every ``(row, cell)`` pair, row by row."""
         for r in self.rows:
             for c in r.cells:
                 yield r, c
@@ -251,88 +226,19 @@ class TableDocument(_Model):
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
 
-    # -- back to the in-memory tables the renderers take ------------------------------------
+    # -- what the renderers read (as of :class:`lecode.report.model.Table`) -----------------
 
-    def to_table(self) -> Table:
-        """The metrics table (:class:`lecode.report.model.Table`) this document holds."""
-        if self.layout != "metrics":
-            raise ValueError(f"{self.table} is a {self.layout} table")
-        metrics = tuple(
-            Metric(c.key, c.name, c.scale or 1.0, c.direction, c.section)  # type: ignore[arg-type]
-            for c in self.columns
-        )
-        rows = tuple(
-            TableRow(
-                label=r.label,
-                cells=tuple(
-                    TableCell(
-                        value=c.value,
-                        ci_low=c.lo,
-                        ci_high=c.hi,
-                        n=c.n,
-                        N=c.N,
-                        rank=c.rank,
-                        p_value=c.p_value,
-                        p_adjusted=c.p_adjusted,
-                        distinguishable=c.distinguishable,
-                    )
-                    for c in r.cells
-                ),
-                group=r.group,
-                kind=r.kind,  # type: ignore[arg-type]
-                setting=r.setting,
-                expert=r.expert,
-                strategy=r.strategy,
-                systems=r.cells[0].systems if r.cells else (),
-                delta_of=r.cells[0].delta_of if r.cells else None,
-            )
-            for r in self.rows
-        )
-        return Table(
-            name=self.table,
-            title=self.title,
-            metrics=metrics,
-            rows=rows,
-            notes=self.notes,
-            row_header=self.row_header,
-            setting_header=self.setting_header,
-        )
+    @property
+    def name(self) -> str:
+        return self.table
 
-    def to_stats_table(self) -> StatsTable:
-        if self.layout != "stats":
-            raise ValueError(f"{self.table} is a {self.layout} table")
-        nan = float("nan")
-        return StatsTable(
-            name=self.table,
-            title=self.title,
-            columns=tuple(c.header for c in self.columns),
-            column_keys=tuple(c.key for c in self.columns),
-            rows=tuple(r.label for r in self.rows),
-            keys=tuple(r.key for r in self.rows),
-            values=tuple(
-                tuple(nan if c.value is None else float(c.value) for c in r.cells)
-                for r in self.rows
-            ),
-            formats=tuple(r.format or "{}" for r in self.rows),
-            notes=self.notes,
-            row_header=self.row_header,
-        )
+    @property
+    def has_setting(self) -> bool:
+        return any(r.setting for r in self.rows)
 
-    def to_usage_frame(self) -> pl.DataFrame:
-        from lecode.report.usage import USAGE_SCHEMA
-
-        if self.layout != "usage":
-            raise ValueError(f"{self.table} is a {self.layout} table")
-        schema: dict[str, Any] = {"label": pl.Utf8, "role": pl.Utf8, "dialogues": pl.Int64}
-        # counts beyond the ledger's (the audit's flagged_answers) are integers too
-        schema.update(
-            {c.key: USAGE_SCHEMA.get(c.key, pl.Int64) for c in self.columns if c.key != "dialogues"}
-        )
-        data = [
-            {"label": r.label, "role": r.setting, **{c.column: c.value for c in r.cells}}
-            for r in self.rows
-        ]
-        return pl.DataFrame(data, schema=schema, orient="row")
+    @property
+    def has_groups(self) -> bool:
+        return any(r.group for r in self.rows)
 
     def render(self, *, latex_ci: bool = False, top: int = 0) -> dict[str, str]:
         """``{extension: text}`` of the table's Markdown, CSV and (but usage) LaTeX."""
@@ -340,23 +246,20 @@ class TableDocument(_Model):
         from lecode.report.usage import render_usage_csv, render_usage_markdown
 
         if self.layout == "metrics":
-            t = self.to_table()
             thr = self.coverage_threshold
             thr = render.DEFAULT_THRESHOLD if thr is None else thr
             return {
-                "md": render.render_markdown(t, threshold=thr),
-                "csv": render.render_csv(t, threshold=thr),
-                "tex": render.render_latex(t, threshold=thr, ci=latex_ci, top=top),
+                "md": render.render_markdown(self, threshold=thr),
+                "csv": render.render_csv(self, threshold=thr),
+                "tex": render.render_latex(self, threshold=thr, ci=latex_ci, top=top),
             }
         if self.layout == "stats":
-            s = self.to_stats_table()
             return {
-                "md": render.render_stats_markdown(s),
-                "csv": render.render_stats_csv(s),
-                "tex": render.render_stats_latex(s),
+                "md": render.render_plain_markdown(self),
+                "csv": render.render_stats_csv(self),
+                "tex": render.render_stats_latex(self),
             }
-        frame = self.to_usage_frame()
-        return {"md": render_usage_markdown(frame), "csv": render_usage_csv(frame)}
+        return {"md": render_usage_markdown(self), "csv": render_usage_csv(self)}
 
     def dumps(self) -> str:
         data = self.model_dump(mode="json")
@@ -370,36 +273,40 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or x != x else x
 
 
-def metric_aggregation(
-    kind: str,
+def metric_description(
+    aggregation: Aggregation,
     metric: Metric,
     settings: Mapping[str, Any],
     delta_of: tuple[str, str] | None = None,
 ) -> str:
-    """How a metrics cell's number was computed (the one place this is said)."""
+    """How a metrics cell's number was computed, in words (the one place this is said for
+    score means, differences and published numbers; the client audit, Table 4 and the
+    adjacent-rows table describe their own cells)."""
     boot = (
         f"percentile bootstrap over dialogues ({settings['resamples']} resamples, "
         f"seed {settings['seed']}, {settings['confidence']} interval)"
     )
     factor = "" if metric.scale == 1 else f", ×{metric.scale:g}"
-    if kind == "system":
+    if aggregation in ("mean", "subset_mean"):
         return (
             f"mean over the n test dialogues where {metric.key} is present{factor} "
             f"(missing = failed dialogue, no advice or no judge; never zero); {boot}"
         )
-    if kind == "delta":
+    if aggregation == "paired_difference":
         a, b = delta_of or ("a", "b")
         return (
             f"mean over the n dialogues both {a} and {b} have of the paired difference "
             f"{a} − {b} of {metric.key}{factor}; {boot}; two-sided paired bootstrap p, "
             "Holm-adjusted over the table"
         )
-    if kind == "paper":
+    if aggregation == "published":
         return "the published value (run.paper), not computed here"
-    return (
-        f"ours minus the published value of {metric.key} (run.paper); the interval is ours "
-        "shifted by the published value; (n.s.) when the published value lies inside ours"
-    )
+    if aggregation == "offset":
+        return (
+            f"ours minus the published value of {metric.key} (run.paper); the interval is ours "
+            "shifted by the published value; (n.s.) when the published value lies inside ours"
+        )
+    return f"{aggregation.replace('_', ' ')} of {metric.key}{factor}; {boot}"
 
 
 def _documented(provenance: Provenance, used: Sequence[str]) -> dict[str, SystemInfo]:
@@ -432,39 +339,22 @@ def metrics_document(
         cells = []
         for m, c in zip(table.metrics, r.cells, strict=True):
             interval = shown_interval(c)
-            state = cell_state(c)
             cells.append(
-                Cell(
+                replace(
+                    c,
                     id=cell_id(table.name, r.label, r.setting, m.key),
                     column=m.key,
                     value=_finite(c.value),
                     display=markdown_cell(c, r, threshold),
-                    lo=None if interval is None else interval[0],
-                    hi=None if interval is None else interval[1],
-                    n=c.n,
-                    N=c.N,
-                    rank=c.rank,
+                    ci_low=None if interval is None else interval[0],
+                    ci_high=None if interval is None else interval[1],
                     p_value=_finite(c.p_value),
                     p_adjusted=_finite(c.p_adjusted),
-                    distinguishable=c.distinguishable,
-                    status=state,
-                    applicable=state != "not_applicable",
-                    aggregation=metric_aggregation(r.kind, m, bootstrap, r.delta_of),
-                    systems=r.systems,
-                    delta_of=r.delta_of,
+                    status=cell_state(c),
+                    description=metric_description(c.aggregation, m, bootstrap, r.delta_of),
                 )
             )
-        rows.append(
-            Row(
-                label=r.label,
-                group=r.group,
-                setting=r.setting,
-                kind=r.kind,
-                expert=r.expert,
-                strategy=r.strategy,
-                cells=tuple(cells),
-            )
-        )
+        rows.append(r.with_cells(tuple(cells)))
     used = [k for r in table.rows for k in r.systems]
     return TableDocument(
         schema_version=SCHEMA_VERSION,
@@ -490,10 +380,12 @@ def stats_document(table: StatsTable, provenance: Provenance) -> TableDocument:
     keys = table.keys or table.rows
     col_keys = table.column_keys or table.columns
     rows = []
-    for name, key, values, fmt in zip(table.rows, keys, table.values, table.formats, strict=True):
+    rows_in = zip(table.rows, keys, table.values, table.formats, strict=True)
+    for i, (name, key, values, fmt) in enumerate(rows_in):
         cells = []
-        for v, col in zip(values, col_keys, strict=True):
+        for j, (v, col) in enumerate(zip(values, col_keys, strict=True)):
             value = _finite(v)
+            aggregation = table.aggregation(i, j)
             over = "train and test together" if col == "total" else f"the {col} split"
             cells.append(
                 Cell(
@@ -502,8 +394,10 @@ def stats_document(table: StatsTable, provenance: Provenance) -> TableDocument:
                     value=value,
                     display=fmt_stat(fmt, v),
                     status="value" if value is not None else "not_applicable",
-                    applicable=value is not None,
-                    aggregation=f"{name} over {over} of the dataset files (run.dataset)",
+                    aggregation=aggregation,
+                    description="the published value (run.paper), not computed here"
+                    if aggregation == "published"
+                    else f"{name} over {over} of the dataset files (run.dataset)",
                 )
             )
         rows.append(Row(label=name, kind="dataset", key=key, format=fmt, cells=tuple(cells)))
@@ -539,7 +433,8 @@ def usage_document(summary: pl.DataFrame, provenance: Provenance) -> TableDocume
                 column=col,
                 value=rec[col],
                 display=usage_text(col, rec[col]),
-                aggregation=(
+                aggregation="count",
+                description=(
                     f"distinct dialogues with a usage entry of role {role}"
                     if col == "dialogues"
                     else "client answers the fidelity audit flagged (lecode.audit), summed over "
@@ -548,11 +443,12 @@ def usage_document(summary: pl.DataFrame, provenance: Provenance) -> TableDocume
                     else f"sum of {col} of role {role} over the usage ledgers of the "
                     "transcripts, matches and judgements"
                 ),
-                systems=systems,
             )
             for col in value_cols
         )
-        rows.append(Row(label=rec["label"], setting=role, kind="usage", cells=cells))
+        rows.append(
+            Row(label=rec["label"], setting=role, kind="usage", systems=systems, cells=cells)
+        )
     return TableDocument(
         schema_version=SCHEMA_VERSION,
         table="usage",
@@ -560,9 +456,7 @@ def usage_document(summary: pl.DataFrame, provenance: Provenance) -> TableDocume
         title="Usage and cost per role",
         spec_digest=provenance.spec_digest,
         run=provenance.run,
-        systems=_documented(provenance, [k for r in rows for k in r.cells[0].systems])
-        if rows
-        else {},
+        systems=_documented(provenance, [k for r in rows for k in r.systems]),
         columns=tuple(Column(key=c, header=c) for c in value_cols),
         rows=tuple(rows),
         notes=(
@@ -633,11 +527,9 @@ __all__ = [
     "PAPER",
     "SCHEMA_VERSION",
     "SUFFIX",
-    "Cell",
     "Column",
     "DocumentError",
     "Provenance",
-    "Row",
     "RunInfo",
     "SystemInfo",
     "TableDocument",

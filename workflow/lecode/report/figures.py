@@ -36,7 +36,8 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from lecode.recordio import SCORE_SCHEMA, atomic_write_text
+from lecode.metrics.registry import get, with_tag
+from lecode.recordio import atomic_write_text
 from lecode.records import Case, Matches
 from lecode.report.curves import (
     COMPLEXITY_METRICS,
@@ -56,12 +57,11 @@ from lecode.report.curves import (
 from lecode.report.fonts import cjk_fonts
 from lecode.report.spec import (
     FEW_SHOT,
-    METRIC_BY_KEY,
-    METRICS,
     ZERO_SHOT,
-    System,
+    ReportedSystem,
     coerce_systems,
 )
+from lecode.score_io import score_schema
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ FIGURE_CAPTIONS: dict[str, str] = {
     "figure7": "Strategies of one base model, change over its zero-shot row (paper Figure 7)",
     "recall_by_turn": "Cumulative facts elicited after k clarifying questions",
 }
-RADAR_METRICS: tuple[str, ...] = tuple(m.key for m in METRICS if m.key != "turns")
+RADAR_METRICS: tuple[str, ...] = tuple(m.key for m in with_tag("radar"))
 STRATEGY_METRICS: tuple[str, ...] = ("weighted_recall", "turns", "bertscore_f1", "overall")
 #: A system whose label ends with this is an SFT variant (a LoRA adapter) of the Figure 7 base.
 SFT_SUFFIX = "SFT"
@@ -120,7 +120,7 @@ def _colors(n: int) -> list[Any]:
 
 def _header(key: str) -> str:
     """The metric's column header, escaped for matplotlib."""
-    return mpl_text(METRIC_BY_KEY[key].display_header)
+    return mpl_text(get(key).display_header)
 
 
 def _empty(ax: Axes, text: str = "no data") -> None:
@@ -313,12 +313,12 @@ def figure6(means: pl.DataFrame, order: Sequence[str]) -> Figure | None:
 # --------------------------------------------------------------------------- Figure 7
 
 
-def is_sft(system: System) -> bool:
+def is_sft(system: ReportedSystem) -> bool:
     """True for an SFT variant: a system whose label ends with :data:`SFT_SUFFIX`."""
     return system.label.rstrip().endswith(SFT_SUFFIX)
 
 
-def default_strategy_base(systems: Sequence[System]) -> str | None:
+def default_strategy_base(systems: Sequence[ReportedSystem]) -> str | None:
     """The expert with the most strategies among ``systems`` (the first such one), or None."""
     counts: dict[str, set[str]] = {}
     for s in systems:
@@ -329,7 +329,9 @@ def default_strategy_base(systems: Sequence[System]) -> str | None:
     return next(s.expert for s in systems if len(counts[s.expert]) == best)
 
 
-def strategy_systems(systems: Sequence[System], base: str | None = None) -> list[System]:
+def strategy_systems(
+    systems: Sequence[ReportedSystem], base: str | None = None
+) -> list[ReportedSystem]:
     """Figure 7's rows: the base model's zero-shot row, its few-shot row, then its SFT variants.
 
     ``base`` names the base model's expert (default :func:`default_strategy_base`). The systems
@@ -355,7 +357,7 @@ def strategy_systems(systems: Sequence[System], base: str | None = None) -> list
     return rows
 
 
-def default_strategy_systems(systems: Sequence[System]) -> list[System]:
+def default_strategy_systems(systems: Sequence[ReportedSystem]) -> list[ReportedSystem]:
     """:func:`strategy_systems` of the default base model."""
     return strategy_systems(systems)
 
@@ -483,7 +485,7 @@ def _write_data(frame: pl.DataFrame, path: Path) -> Path:
 def build_figures(
     *,
     scores: pl.DataFrame | None = None,
-    systems: Sequence[System | Mapping[str, Any]] = (),
+    systems: Sequence[ReportedSystem | Mapping[str, Any]] = (),
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     matches: Iterable[Matches] | None = None,
@@ -520,7 +522,7 @@ def build_figures(
             curve = complexity_curve(scores, sys_list, bins=fact_bins)
             data["complexity"] = curve
             figs["figure5"] = figure5(curve, order)
-            means = system_means(scores, sys_list, [*METRICS])
+            means = system_means(scores, sys_list, [*with_tag("table3")])
             data["means"] = means
             figs["figure6"] = figure6(means, order)
             chosen, ref = _strategy_rows(sys_list, strategy_labels, strategy_base)
@@ -551,8 +553,8 @@ def build_figures(
 
 
 def _strategy_rows(
-    systems: Sequence[System], labels: Sequence[str] | None, base: str | None
-) -> tuple[list[System], System | None]:
+    systems: Sequence[ReportedSystem], labels: Sequence[str] | None, base: str | None
+) -> tuple[list[ReportedSystem], ReportedSystem | None]:
     """Figure 7's rows and its reference row (see :func:`build_figures`)."""
     if labels is not None:
         rank = {label: i for i, label in enumerate(labels)}
@@ -644,7 +646,7 @@ def write_figures(
         ]
     cc = data.get("complexity")
     if cc is None and placeholders:
-        cc = complexity_curve(pl.DataFrame(schema=SCORE_SCHEMA), [])
+        cc = complexity_curve(pl.DataFrame(schema=score_schema()), [])
     if cc is not None:
         paths = [_write_data(cc, plots / "complexity.json")]
         for key in COMPLEXITY_METRICS:

@@ -5,7 +5,7 @@ the viewer's data is an inline JSON block. The tables are shown from the documen
 job wrote (:mod:`lecode.report.document`): the same numbers, intervals and marks as the
 Markdown, and each number's provenance on hover and click; nothing is recomputed here.
 :func:`render_html` is pure (inputs -> string); :func:`write_html` reads the documents and
-writes the file; :func:`write_report` writes tables, figures and ``index.html`` in one go.
+writes the file.
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ from typing import Any
 import polars as pl
 
 from lecode.explain import html_summaries
+from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.report.assets import CSS, JS
 from lecode.report.document import TableDocument, load_all
-from lecode.report.figures import FIGURE_CAPTIONS, build_figures, png_bytes, write_figures
+from lecode.report.figures import FIGURE_CAPTIONS, build_figures, png_bytes
 from lecode.report.fonts import cjk_fonts
 from lecode.report.model import Cell, Row
-from lecode.report.outputs import ReportSettings, write_tables
-from lecode.report.paper import PaperNumbers
 from lecode.report.render import (
     DEFAULT_THRESHOLD,
     cell_state,
@@ -38,8 +37,7 @@ from lecode.report.render import (
     shown_interval,
 )
 from lecode.report.results import display_value
-from lecode.report.spec import METRICS, System, coerce_systems
-from lecode.report.usage import usage_frame
+from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.viewer import viewer_data
 
 TABLE_ORDER = ("table2", "table3", "paired", "table6", "table7", "comparison", "usage")
@@ -115,29 +113,24 @@ def _notes(notes: Sequence[str]) -> str:
 
 def table_html(doc: TableDocument) -> str:
     """A metrics table from its document (each number carries its cell id)."""
-    table = doc.to_table()
     threshold = DEFAULT_THRESHOLD if doc.coverage_threshold is None else doc.coverage_threshold
-    lead = [table.row_header] + ([table.setting_header] if table.has_setting else [])
+    lead = [doc.row_header] + ([doc.setting_header] if doc.has_setting else [])
     head = "".join(f"<th>{escape(h)}</th>" for h in lead)
-    head += "".join(
-        f'<th title="{escape(m.key)}">{escape(m.display_header)}</th>' for m in table.metrics
-    )
+    head += "".join(f'<th title="{escape(c.key)}">{escape(c.header)}</th>' for c in doc.columns)
     body = []
     group = None
-    ncols = len(lead) + len(table.metrics)
-    for r, labels, drow in zip(table.rows, row_labels(table), doc.rows, strict=True):
-        if table.has_groups and r.group != group:
+    ncols = len(lead) + len(doc.columns)
+    for r, labels in zip(doc.rows, row_labels(doc), strict=True):
+        if doc.has_groups and r.group != group:
             group = r.group
             body.append(f'<tr class="group"><th colspan="{ncols}">{escape(r.group)}</th></tr>')
         cells = "".join(f"<th>{escape(x)}</th>" for x in labels)
-        cells += "".join(
-            _cell_html(c, r, threshold, d.id) for c, d in zip(r.cells, drow.cells, strict=True)
-        )
+        cells += "".join(_cell_html(c, r, threshold, c.id) for c in r.cells)
         body.append(f'<tr data-kind="{r.kind}">{cells}</tr>')
     return (
         f'<div class="scroll"><table class="metrics" id="tbl-{escape(doc.table)}">'
         f"<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>{_notes(table.notes)}"
+        f"<tbody>{''.join(body)}</tbody></table></div>{_notes(doc.notes)}"
     )
 
 
@@ -244,7 +237,7 @@ def render_html(
             'placeholder="filter cases"><ul id="case-list"></ul></div>'
             '<div id="case-view"></div></div></section>'
         )
-        headers = [[m.key, m.display_header] for m in METRICS]
+        headers = [[m.key, m.display_header] for m in with_tag("table3")]
         scripts = (
             _json_script("viewer-data", viewer)
             + _json_script("metric-headers", headers)
@@ -286,7 +279,7 @@ def write_html(
     *,
     tables_dir: str | Path,
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     transcripts: Iterable[Transcript] = (),
@@ -330,65 +323,3 @@ def write_html(
     out = Path(path)
     atomic_write_text(out, page)
     return out
-
-
-def write_report(
-    out_dir: str | Path,
-    *,
-    scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
-    n_expected: int,
-    train_cases: Iterable[Case] | None = None,
-    test_cases: Iterable[Case] | None = None,
-    transcripts: Iterable[Transcript] = (),
-    matches: Iterable[Matches] = (),
-    judgements: Iterable[Judgement] = (),
-    paper_numbers: str | Path | PaperNumbers | None = None,
-    usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    max_cases: int | None = None,
-) -> Path:
-    """Tables under ``<out>/tables``, figures under ``<out>/figures`` (data in ``<out>/plots``)
-    and ``<out>/index.html`` (showing the written tables); returns the page's path."""
-    out = Path(out_dir)
-    sys_list = coerce_systems(systems)
-    train = list(train_cases) if train_cases is not None else None
-    test = list(test_cases) if test_cases is not None else None
-    ts, ms, js = list(transcripts), list(matches), list(judgements)
-    if usage is None and ts:
-        usage = usage_frame(ts, ms, js)
-    write_tables(
-        scores,
-        sys_list,
-        n_expected,
-        out / "tables",
-        train_cases=train,
-        test_cases=test,
-        paper_numbers=paper_numbers,
-        usage=usage,
-        settings=settings,
-        metrics_path=out / "metrics.json",
-    )
-    write_figures(
-        out,
-        scores=scores,
-        systems=sys_list,
-        train_cases=train,
-        test_cases=test,
-        matches=ms or None,
-    )
-    return write_html(
-        out / "index.html",
-        tables_dir=out / "tables",
-        scores=scores,
-        systems=sys_list,
-        train_cases=train,
-        test_cases=test,
-        transcripts=ts,
-        matches=ms,
-        judgements=js,
-        metadata=metadata,
-        figures_dir=out / "figures",
-        max_cases=max_cases,
-    )

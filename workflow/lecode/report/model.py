@@ -1,26 +1,74 @@
-"""The in-memory shape of a results table, independent of its output format."""
+"""The report's tables in memory and in their documents: one :class:`Cell` and one :class:`Row`.
+
+The table builders (:mod:`lecode.report.tables` and its siblings) make cells with their numbers
+and how they were aggregated; :func:`lecode.report.document.metrics_document` gives each cell
+its id, printed text and description, and the document (with these same cells) is what the
+Markdown, CSV, LaTeX and HTML are rendered from and what ``lecode explain`` reads back.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass as checked_dataclass
+
 from lecode.report.spec import Metric
 
-RowKind = Literal["system", "paper", "delta", "offset"]
+RowKind = Literal["system", "paper", "delta", "offset", "dataset", "usage"]
+CellStatus = Literal["value", "no_data", "not_applicable"]
+
+#: How a cell's number was computed from its inputs (``lecode explain`` dispatches on it):
+#:
+#: * ``mean``: mean over the test dialogues where a per-dialogue score is present;
+#: * ``paired_difference``: mean over the dialogues both systems have of the paired difference
+#:   ``a − b`` of a per-dialogue score (the row's ``delta_of``);
+#: * ``subset_mean``: mean of a per-dialogue score over a subset of the dialogues (those whose
+#:   client behaved, :mod:`lecode.report.audit`);
+#: * ``share``: mean over dialogues (or consultations) of the share of their client answers with
+#:   a property (the client audit, Table 4);
+#: * ``published``: a number as the paper publishes it (``run.paper``), not computed here;
+#: * ``offset``: our mean minus the published number;
+#: * ``cell_difference``: the difference of two cells of another table (``delta_of``);
+#: * ``count``: a count or sum (dataset sizes, usage);
+#: * ``average``: a per-dialogue average over the dataset files (Table 2);
+#: * ``statistic``: another statistic, named by the cell's description (noise, sentinel).
+Aggregation = Literal[
+    "mean",
+    "paired_difference",
+    "subset_mean",
+    "share",
+    "published",
+    "offset",
+    "cell_difference",
+    "count",
+    "average",
+    "statistic",
+]
+#: Aggregations ``lecode explain`` recomputes from the per-dialogue scores.
+FROM_SCORES: frozenset[str] = frozenset({"mean", "paired_difference", "cell_difference"})
+#: Aggregations that involve the published numbers.
+FROM_PAPER: frozenset[str] = frozenset({"published", "offset"})
+
+_STRICT = ConfigDict(extra="forbid")
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=_STRICT)
 class Cell:
-    """One table cell, already on the display scale (x100, x10 or raw).
+    """One table cell, on the display scale (x100, x10 or raw).
 
     ``n``/``N``: cases with the metric present / cases expected (``None`` for paper numbers).
     ``rank``: 1 for the best and 2 for the second best of a column (system rows only).
     ``distinguishable``: for differences, whether they differ from zero (Holm-adjusted paired
     test for ``delta`` rows; paper value outside our interval for ``offset`` rows).
+
+    ``column``, ``id``, ``display``, ``status`` and ``description`` are given when the cell
+    enters its table's document (:func:`lecode.report.document.metrics_document`); there the
+    interval is the one printed (none from fewer than two cases).
     """
 
-    value: float | None = None
+    value: int | float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     n: int | None = None
@@ -29,10 +77,20 @@ class Cell:
     p_value: float | None = None
     p_adjusted: float | None = None
     distinguishable: bool | None = None
+    aggregation: Aggregation = "mean"
+    column: str = ""
+    id: str = ""
+    display: str = ""
+    status: CellStatus = "value"
+    description: str = ""
 
     @property
     def missing(self) -> bool:
         return self.value is None
+
+    @property
+    def applicable(self) -> bool:
+        return self.status != "not_applicable"
 
     @property
     def half_width(self) -> float | None:
@@ -52,13 +110,14 @@ class Cell:
 PAPER = "paper"
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=_STRICT)
 class Row:
     """One table row. ``setting`` is the second column of Tables 6/7 and the comparison table.
 
     ``systems``: keys (:func:`lecode.report.spec.system_key`) of the systems the row's numbers
     are computed from; ``delta_of``: for a difference row, ``(a, b)`` of ``a − b``, set by the
-    code that computes the difference (an ``offset`` row's ``b`` is :data:`PAPER`).
+    code that computes the difference (an ``offset`` row's ``b`` is :data:`PAPER`). ``key`` and
+    ``format``: a statistic's key and format (Table 2).
     """
 
     label: str
@@ -70,6 +129,8 @@ class Row:
     strategy: str = ""
     systems: tuple[str, ...] = ()
     delta_of: tuple[str, str] | None = None
+    key: str = ""
+    format: str | None = None
 
     def with_cells(self, cells: tuple[Cell, ...]) -> Row:
         return replace(self, cells=cells)
@@ -77,7 +138,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Table:
-    """A metrics table: rows x ``metrics`` columns, plus notes printed under it."""
+    """A metrics table as built: rows x ``metrics`` columns, plus notes printed under it."""
 
     name: str
     title: str
@@ -86,6 +147,10 @@ class Table:
     notes: tuple[str, ...] = field(default_factory=tuple)
     row_header: str = "Models"
     setting_header: str = ""
+
+    @property
+    def columns(self) -> tuple[Metric, ...]:
+        return self.metrics
 
     @property
     def has_setting(self) -> bool:
@@ -98,7 +163,8 @@ class Table:
 
 @dataclass(frozen=True)
 class StatsTable:
-    """A small table of named statistics by column (Table 2): ``values[row][col]``."""
+    """A small table of named statistics by column (Table 2): ``values[row][col]``;
+    ``aggregations[row][col]`` says how each was computed (default ``statistic``)."""
 
     name: str
     title: str
@@ -110,3 +176,7 @@ class StatsTable:
     column_keys: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     row_header: str = "Dataset"
+    aggregations: tuple[tuple[Aggregation, ...], ...] = ()
+
+    def aggregation(self, row: int, col: int) -> Aggregation:
+        return self.aggregations[row][col] if self.aggregations else "statistic"

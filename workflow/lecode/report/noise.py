@@ -5,11 +5,19 @@ Table 3 rows, their difference and whether it exceeds the minimum detectable dif
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from lecode.report.document import Provenance, TableDocument, metrics_document, stats_document
+from lecode.metrics.registry import get
+from lecode.report.document import (
+    Column,
+    Provenance,
+    TableDocument,
+    metrics_document,
+    stats_document,
+)
 from lecode.report.model import Cell, Row, StatsTable, Table
-from lecode.report.spec import METRIC_BY_KEY
+from lecode.report.spec import Metric
 
 NOISE_JSON = "noise.json"
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -31,7 +39,7 @@ def noise_table(noise: Mapping[str, Any]) -> StatsTable:
     component and of their sum (display scale), and the MDD."""
     keys, names, values = [], [], []
     for key, m in noise["metrics"].items():
-        metric = METRIC_BY_KEY[key]
+        metric = get(key)
         scale = metric.scale
         keys.append(key)
         names.append(metric.display_header)
@@ -75,22 +83,30 @@ def noise_document(noise: Mapping[str, Any], spec_digest: str) -> TableDocument:
                 else f"square root of the pooled {c.column} variance component of {r.key} "
                 "(lecode.noise), on the display scale"
             )
-            cells.append(c.model_copy(update={"aggregation": text}))
-        rows.append(r.model_copy(update={"cells": tuple(cells)}))
+            cells.append(replace(c, description=text))
+        rows.append(r.with_cells(tuple(cells)))
     return doc.model_copy(update={"rows": tuple(rows)})
 
 
-def adjacent_table(table3: Table, noise: Mapping[str, Any]) -> Table:
+def _metric(column: Column) -> Metric:
+    """The Table 3 column as the metric it was built from (its key, scale and direction)."""
+    return Metric(column.key, column.name, column.scale or 1.0, column.direction, column.section)  # type: ignore[arg-type]
+
+
+def adjacent_table(table3: Table | TableDocument, noise: Mapping[str, Any]) -> Table:
     """For each pair of neighbouring system rows of Table 3 (as printed), the difference
     lower row − upper row per column, marked (n.s.) when it does not exceed that column's MDD."""
     mdd = {k: v.get("mdd") for k, v in noise["metrics"].items()}
     systems = [r for r in table3.rows if r.kind == "system"]
+    metrics = (
+        table3.metrics if isinstance(table3, Table) else tuple(_metric(c) for c in table3.columns)
+    )
     rows = []
     for a, b in zip(systems, systems[1:], strict=False):
         cells = []
-        for m, ca, cb in zip(table3.metrics, a.cells, b.cells, strict=True):
+        for m, ca, cb in zip(metrics, a.cells, b.cells, strict=True):
             if ca.value is None or cb.value is None:
-                cells.append(Cell(n=0 if ca.N else None, N=ca.N))
+                cells.append(Cell(n=0 if ca.N else None, N=ca.N, aggregation="cell_difference"))
                 continue
             diff = cb.value - ca.value
             limit = mdd.get(m.key)
@@ -100,6 +116,7 @@ def adjacent_table(table3: Table, noise: Mapping[str, Any]) -> Table:
                     n=min(ca.n or 0, cb.n or 0),
                     N=ca.N,
                     distinguishable=None if limit is None else abs(diff) > limit,
+                    aggregation="cell_difference",
                 )
             )
         rows.append(
@@ -117,7 +134,7 @@ def adjacent_table(table3: Table, noise: Mapping[str, Any]) -> Table:
     return Table(
         name="adjacent",
         title="Neighbouring rows of Table 3: difference against the minimum detectable difference",
-        metrics=table3.metrics,
+        metrics=metrics,
         rows=tuple(rows),
         notes=(
             "each row: lower row − upper row of Table 3, as printed (display scale)",
@@ -131,7 +148,7 @@ def adjacent_table(table3: Table, noise: Mapping[str, Any]) -> Table:
 def adjacent_document(
     table3_doc: TableDocument, noise: Mapping[str, Any], *, threshold: float
 ) -> TableDocument:
-    table = adjacent_table(table3_doc.to_table(), noise)
+    table = adjacent_table(table3_doc, noise)
     prov = Provenance(
         spec_digest=table3_doc.spec_digest, run=table3_doc.run, systems=table3_doc.systems
     )
@@ -141,13 +158,12 @@ def adjacent_document(
     rows = []
     for r in doc.rows:
         cells = tuple(
-            c.model_copy(
-                update={
-                    "aggregation": f"difference of the two Table 3 cells {r.label} of {c.column} "
-                    "(display scale); distinguishable = |difference| > the noise report's MDD"
-                }
+            replace(
+                c,
+                description=f"difference of the two Table 3 cells {r.label} of {c.column} "
+                "(display scale); distinguishable = |difference| > the noise report's MDD",
             )
             for c in r.cells
         )
-        rows.append(r.model_copy(update={"cells": cells}))
+        rows.append(r.with_cells(cells))
     return doc.model_copy(update={"rows": tuple(rows)})

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from lecode.config.sections import ReportSettings
+from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case
 from lecode.report.document import (
@@ -26,13 +28,12 @@ from lecode.report.document import (
 )
 from lecode.report.model import Row, Table
 from lecode.report.paper import PaperNumbers, load_paper_numbers
+from lecode.report.served import served_notes
 from lecode.report.spec import (
-    EXTRA_METRICS,
     FEW_SHOT,
-    METRICS,
     ZERO_SHOT,
     Metric,
-    System,
+    ReportedSystem,
     coerce_systems,
 )
 from lecode.report.tables import (
@@ -46,13 +47,17 @@ from lecode.report.tables import (
     table7,
 )
 from lecode.report.usage import usage_summary
-from lecode.settings import ReportSettings as ConfiguredReport
 from lecode.stats import ResamplePlan
+
+#: ``report:`` settings the tables do not read (Figure 7's base model).
+NOT_FOR_TABLES = frozenset({"strategy_base"})
 
 
 @dataclass(frozen=True)
-class ReportSettings:
-    """Report parameters (``params.yaml: report``), with the paper's defaults."""
+class TableOptions:
+    """How the tables are built and printed: the ``report:`` settings (bootstrap flattened,
+    figure-only settings left out) plus the test level and the ZS/FS strategy names, with the
+    paper's defaults."""
 
     coverage_threshold: float = 0.9
     resamples: int = 10_000
@@ -64,19 +69,20 @@ class ReportSettings:
     few_shot: str = FEW_SHOT
     latex_ci: bool = False
     top_marked: int = 0
-    strategy_base: str | None = None
 
     @classmethod
-    def from_settings(cls, report: ConfiguredReport) -> ReportSettings:
-        """From the typed ``report:`` settings (:class:`lecode.settings.ReportSettings`)."""
+    def from_settings(cls, report: ReportSettings) -> TableOptions:
+        """From the typed ``report:`` settings (:class:`lecode.config.sections.ReportSettings`)."""
         return cls.from_params(report.model_dump(mode="json"))
 
     @classmethod
-    def from_params(cls, report: Mapping[str, Any] | None) -> ReportSettings:
+    def from_params(cls, report: Mapping[str, Any] | None) -> TableOptions:
         """From the ``report:`` mapping of params.yaml (``bootstrap:`` nested or flat)."""
         report = dict(report or {})
         flat = {**report, **dict(report.pop("bootstrap", None) or {})}
         flat.pop("bootstrap", None)
+        for key in NOT_FOR_TABLES:
+            flat.pop(key, None)
         names = {f.name for f in fields(cls)}
         unknown = set(flat) - names
         if unknown:
@@ -89,15 +95,15 @@ class ReportSettings:
 
 def build_tables(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     paper: PaperNumbers | None = None,
     plan: ResamplePlan | None = None,
 ) -> dict[str, Table]:
     """Table 3, the paired table, Tables 6/7 (when any ZS/FS pair) and the paper comparison."""
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     sys_list = coerce_systems(systems)
     plan = plan or settings.plan()
     thr = settings.coverage_threshold
@@ -138,12 +144,13 @@ def build_tables(
         if t.rows:
             tables[name] = t
     if paper is not None:
-        rows = system_rows(scores, sys_list, n_expected, METRICS, plan=plan)
+        main = with_tag("table3")
+        rows = system_rows(scores, sys_list, n_expected, main, plan=plan)
         comp = comparison_table(
             rows,
             sys_list,
             paper,
-            METRICS,
+            main,
             few_shot=settings.few_shot,
             coverage_threshold=settings.coverage_threshold,
         )
@@ -154,11 +161,11 @@ def build_tables(
 
 def metrics_json(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
-    metrics: Sequence[Metric] = METRICS + EXTRA_METRICS,
+    metrics: Sequence[Metric] = with_tag("summary"),
 ) -> dict[str, Any]:
     """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``."""
     sys_list = coerce_systems(systems)
@@ -176,14 +183,14 @@ def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str,
 
 def build_documents(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     *,
     train_cases: Iterable[Case] | None = None,
     test_cases: Iterable[Case] | None = None,
     paper_numbers: str | Path | PaperNumbers | None = None,
     usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     provenance: Provenance | None = None,
     audit: pl.DataFrame | None = None,
 ) -> dict[str, TableDocument]:
@@ -195,7 +202,7 @@ def build_documents(
     tables job's (:func:`lecode.provenance.table_provenance`); without one the documents name
     only the systems' labels and groups.
     """
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     sys_list = coerce_systems(systems)
     prov = provenance if provenance is not None else Provenance.bare(sys_list)
     paper = (
@@ -216,6 +223,11 @@ def build_documents(
         docs[name] = metrics_document(
             table, prov, threshold=settings.coverage_threshold, bootstrap=boot
         )
+    if "table3" in docs:  # which model answered, where it is not the configured one
+        doc = docs["table3"]
+        served = served_notes(prov, [s.id for s in sys_list if s.id in doc.systems])
+        if served:
+            docs["table3"] = doc.model_copy(update={"notes": (*doc.notes, *served)})
     if usage is not None:
         summary = usage_summary(usage, sys_list)
         if audit is not None:
@@ -231,7 +243,7 @@ FLAGGED_COLUMN = "flagged_answers"
 
 
 def with_audit_column(
-    summary: pl.DataFrame, audit: pl.DataFrame, systems: Sequence[System]
+    summary: pl.DataFrame, audit: pl.DataFrame, systems: Sequence[ReportedSystem]
 ) -> pl.DataFrame:
     """The usage summary with ``flagged_answers`` (client answers the audit flagged) on the
     client rows, per system and over all systems; null on the other roles' rows."""
@@ -256,9 +268,9 @@ def with_audit_column(
 def audit_documents(
     scores: pl.DataFrame,
     audit: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
-    settings: ReportSettings,
+    settings: TableOptions,
     prov: Provenance,
     boot: Mapping[str, Any],
 ) -> dict[str, TableDocument]:
@@ -281,9 +293,9 @@ def audit_documents(
                 if what
                 else "share of the n dialogues none of whose client answers is flagged, ×100"
             )
-            boot_text = c.aggregation.split("; ", 1)[1] if "; " in c.aggregation else ""
-            cells.append(c.model_copy(update={"aggregation": f"{text}; {boot_text}"}))
-        rows.append(r.model_copy(update={"cells": tuple(cells)}))
+            boot_text = c.description.split("; ", 1)[1] if "; " in c.description else ""
+            cells.append(replace(c, description=f"{text}; {boot_text}"))
+        rows.append(r.with_cells(tuple(cells)))
     audit_doc = audit_doc.model_copy(update={"rows": tuple(rows)})
     robust = robustness_table(scores, audit, systems, n_expected, plan=plan)
     return {
@@ -294,7 +306,7 @@ def audit_documents(
 
 def write_tables(
     scores: pl.DataFrame,
-    systems: Sequence[System | Mapping[str, Any]],
+    systems: Sequence[ReportedSystem | Mapping[str, Any]],
     n_expected: int,
     out_dir: str | Path,
     *,
@@ -302,7 +314,7 @@ def write_tables(
     test_cases: Iterable[Case] | None = None,
     paper_numbers: str | Path | PaperNumbers | None = None,
     usage: pl.DataFrame | None = None,
-    settings: ReportSettings | None = None,
+    settings: TableOptions | None = None,
     metrics_path: str | Path | None = None,
     provenance: Provenance | None = None,
     audit: pl.DataFrame | None = None,
@@ -310,7 +322,7 @@ def write_tables(
     """Write every table under ``out_dir`` (Markdown, CSV, LaTeX and its provenance document,
     all from one :class:`~lecode.report.document.TableDocument`) and the metrics JSON
     (``metrics_path``, default ``<out>/metrics.json``); returns the written paths by table."""
-    settings = settings or ReportSettings()
+    settings = settings or TableOptions()
     out = Path(out_dir)
     sys_list = coerce_systems(systems)
     docs = build_documents(

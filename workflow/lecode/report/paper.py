@@ -6,7 +6,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from lecode.report.spec import FEW_SHOT, System
+from lecode.report.spec import FEW_SHOT, ReportedSystem
 
 DEFAULT_PAPER_NUMBERS = Path("data/paper_numbers.csv")
 COLUMNS = ("table", "group", "label", "setting", "metric", "value")
@@ -64,10 +64,10 @@ def load_paper_numbers(path: str | Path = DEFAULT_PAPER_NUMBERS) -> PaperNumbers
     return PaperNumbers(values=values, labels=labels, source=source)
 
 
-def paper_setting(system: System, *, few_shot: str = FEW_SHOT) -> str:
+def paper_setting(system: ReportedSystem, *, few_shot: str = FEW_SHOT) -> str:
     """The paper's setting column for a system: FS for few-shot, otherwise ZS."""
     return "FS" if system.strategy == few_shot else "ZS"
 
 
-def paper_label(system: System) -> str:
+def paper_label(system: ReportedSystem) -> str:
     return system.paper_label or system.label

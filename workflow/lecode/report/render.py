@@ -21,11 +21,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
-from lecode.report.model import Cell, Row, StatsTable, Table
+from lecode.report.model import Cell, Row
 from lecode.report.results import display_value
-from lecode.report.spec import SECTION_TITLES, Metric
+from lecode.report.spec import SECTION_TITLES
 
 MISSING_MD = "—"
 MISSING_TEX = "---"
@@ -41,6 +41,61 @@ SECTION_GROUPS: dict[str, str] = {
 
 CellState = Literal["value", "no_data", "not_applicable"]
 MIN_CASES_FOR_INTERVAL = 2
+
+
+class ColumnLike(Protocol):
+    """A metrics column as the renderers read it (a metric, or a document's column)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def display_header(self) -> str: ...
+    @property
+    def section(self) -> str | None: ...
+
+
+class PlainTable(Protocol):
+    """A table document of statistics or usage as the renderers read it
+    (:class:`lecode.report.document.TableDocument`): each cell's ``display`` as printed."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[ColumnLike]: ...
+    @property
+    def rows(self) -> Sequence[Row]: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def row_header(self) -> str: ...
+    @property
+    def setting_header(self) -> str: ...
+
+
+class MetricsTable(Protocol):
+    """A metrics table as the renderers read it: a built :class:`lecode.report.model.Table`
+    or its :class:`lecode.report.document.TableDocument`, whose rows and cells are the same."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def columns(self) -> Sequence[ColumnLike]: ...
+    @property
+    def rows(self) -> Sequence[Row]: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+    @property
+    def row_header(self) -> str: ...
+    @property
+    def setting_header(self) -> str: ...
+    @property
+    def has_setting(self) -> bool: ...
+    @property
+    def has_groups(self) -> bool: ...
 
 
 def cell_state(cell: Cell) -> CellState:
@@ -126,11 +181,11 @@ def md_text(text: str) -> str:
     return "".join(_MD_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _leading(table: Table) -> list[str]:
+def _leading(table: MetricsTable) -> list[str]:
     return [table.row_header] + ([table.setting_header] if table.has_setting else [])
 
 
-def row_labels(table: Table) -> list[list[str]]:
+def row_labels(table: MetricsTable) -> list[list[str]]:
     """First columns per row; a label repeated on consecutive rows is shown once."""
     out: list[list[str]] = []
     previous = None
@@ -142,11 +197,11 @@ def row_labels(table: Table) -> list[list[str]]:
     return out
 
 
-def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+def render_markdown(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     lead = _leading(table)
-    header = [md_text(h) for h in lead + [m.display_header for m in table.metrics]]
+    header = [md_text(h) for h in lead + [m.display_header for m in table.columns]]
     lines = [f"### {md_text(table.title)}", "", _md_line(header)]
-    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.metrics)))
+    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
     group = None
     for r, labels in zip(table.rows, row_labels(table), strict=True):
         if table.has_groups and r.group != group:
@@ -160,12 +215,18 @@ def render_markdown(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> st
     return "\n".join(lines) + "\n"
 
 
-def render_stats_markdown(table: StatsTable) -> str:
-    head = [md_text(h) for h in (table.row_header, *table.columns)]
-    lines = [f"### {md_text(table.title)}", "", _md_line(head)]
-    lines.append(_md_line([":--"] + ["--:"] * len(table.columns)))
-    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        lines.append(_md_line([md_text(name)] + [fmt_stat(fmt, v) for v in values]))
+def render_plain_markdown(table: PlainTable) -> str:
+    """A statistics table (Table 2, noise, sentinel) as Markdown: each cell as its document
+    prints it."""
+    lead = [table.row_header] + ([table.setting_header] if table.setting_header else [])
+    lines = [f"### {md_text(table.title)}", ""]
+    lines.append(
+        _md_line([md_text(h) for h in (*lead, *(c.display_header for c in table.columns))])
+    )
+    lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
+    for r in table.rows:
+        labels = [r.label] + ([r.setting] if table.setting_header else [])
+        lines.append(_md_line([*(md_text(x) for x in labels), *(c.display for c in r.cells)]))
     if table.notes:
         lines.append("")
         lines.extend(f"- {md_text(note)}" for note in table.notes)
@@ -211,7 +272,7 @@ def _csv_num(x: float | int | bool | None) -> str:
     return f"{round(x, 6) + 0.0!r}"
 
 
-def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
+def render_csv(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     """Long format: one line per (row, metric); values on the display scale, unrounded.
 
     ``ci_low``/``ci_high`` are empty where no interval is shown (fewer than two cases);
@@ -221,7 +282,7 @@ def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
     for r in table.rows:
-        for m, c in zip(table.metrics, r.cells, strict=True):
+        for m, c in zip(table.columns, r.cells, strict=True):
             interval = shown_interval(c)
             lo, hi = interval if interval is not None else (None, None)
             w.writerow(
@@ -250,12 +311,13 @@ def render_csv(table: Table, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     return buf.getvalue()
 
 
-def render_stats_csv(table: StatsTable) -> str:
+def render_stats_csv(table: PlainTable) -> str:
+    """A statistics table as CSV: one line per statistic, unrounded, empty where missing."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["statistic", "name", *table.column_keys])
-    for key, name, values in zip(table.keys, table.rows, table.values, strict=True):
-        w.writerow([key, name, *(_csv_num(v) if v == v else "" for v in values)])
+    w.writerow(["statistic", "name", *(c.key for c in table.columns)])
+    for r in table.rows:
+        w.writerow([r.key, r.label, *(_csv_num(c.value) for c in r.cells)])
     return buf.getvalue()
 
 
@@ -349,19 +411,19 @@ def _header_level(values: Sequence[str], offset: int) -> list[str]:
     return [" & ".join([""] * offset + cells) + r" \\", " ".join(rules)]
 
 
-def _metric_header(m: Metric) -> str:
+def _metric_header(m: ColumnLike) -> str:
     return latex_text(m.display_header)
 
 
 def render_latex(
-    table: Table, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
+    table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
 ) -> str:
     """The table in LaTeX (booktabs). ``top``: also colour each column's ``top`` best values
     blue, as the paper's Table 3 marks its top 6 (needs ``xcolor``); 0: off."""
     lead = _leading(table)
     n_lead = len(lead)
-    ncols = n_lead + len(table.metrics)
-    spec = "l" * n_lead + "r" * len(table.metrics)
+    ncols = n_lead + len(table.columns)
+    spec = "l" * n_lead + "r" * len(table.columns)
     lines = [
         r"% requires \usepackage{booktabs}" + (r" and \usepackage{xcolor}" if top else ""),
         r"\begin{table}[t]",
@@ -372,13 +434,13 @@ def render_latex(
         rf"\begin{{tabular}}{{{spec}}}",
         r"\toprule",
     ]
-    sections = [m.section for m in table.metrics]
-    groups = [SECTION_GROUPS.get(s, "") for s in sections]
+    sections = [m.section for m in table.columns]
+    groups = [SECTION_GROUPS.get(s or "", "") for s in sections]
     if len(set(groups)) > 1:
         lines.extend(_header_level(groups, n_lead))
-    lines.extend(_header_level([SECTION_TITLES.get(s, s) for s in sections], n_lead))
+    lines.extend(_header_level([SECTION_TITLES.get(s or "", s or "") for s in sections], n_lead))
     lines.append(
-        " & ".join([latex_text(x) for x in lead] + [_metric_header(m) for m in table.metrics])
+        " & ".join([latex_text(x) for x in lead] + [_metric_header(m) for m in table.columns])
         + r" \\"
     )
     lines.append(r"\midrule")
@@ -403,7 +465,7 @@ def render_latex(
     return "\n".join(lines) + "\n"
 
 
-def render_stats_latex(table: StatsTable) -> str:
+def render_stats_latex(table: PlainTable) -> str:
     lines = [
         r"% requires \usepackage{booktabs}",
         r"\begin{table}[t]",
@@ -412,12 +474,15 @@ def render_stats_latex(table: StatsTable) -> str:
         rf"\label{{tab:{table.name}}}",
         r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
         r"\toprule",
-        " & ".join([latex_text(table.row_header), *(latex_text(c) for c in table.columns)])
+        " & ".join(
+            [latex_text(table.row_header), *(latex_text(c.display_header) for c in table.columns)]
+        )
         + r" \\",
         r"\midrule",
     ]
-    for name, values, fmt in zip(table.rows, table.values, table.formats, strict=True):
-        cells = [MISSING_TEX if v != v else fmt.format(v) for v in values]
-        lines.append(" & ".join([latex_text(name), *cells]) + r" \\")
+    for r in table.rows:
+        fmt = r.format or "{}"
+        cells = [MISSING_TEX if c.value is None else fmt.format(float(c.value)) for c in r.cells]
+        lines.append(" & ".join([latex_text(r.label), *cells]) + r" \\")
     lines.extend([r"\bottomrule", r"\end{tabular}", r"\end{table}"])
     return "\n".join(lines) + "\n"

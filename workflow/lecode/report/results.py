@@ -8,15 +8,15 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from lecode.report.model import Cell, Row
-from lecode.report.spec import Metric, System
+from lecode.report.model import Aggregation, Cell, Row
+from lecode.report.spec import Metric, ReportedSystem
 from lecode.stats import Estimate, PairedResult, ResamplePlan, holm
 
 KEY_COLUMNS = ("case_id", "expert", "strategy")
 
 
 def split_scores(
-    scores: pl.DataFrame, systems: Sequence[System]
+    scores: pl.DataFrame, systems: Sequence[ReportedSystem]
 ) -> dict[tuple[str, str], pl.DataFrame]:
     """Each system's rows of ``scores``, sorted by case id; an absent system gets no rows.
 
@@ -47,9 +47,18 @@ def metric_values(frame: pl.DataFrame, key: str) -> np.ndarray:
     return arr
 
 
-def cell_from_estimate(est: Estimate, metric: Metric, n_expected: int) -> Cell:
+def cell_from_estimate(
+    est: Estimate, metric: Metric, n_expected: int, aggregation: Aggregation = "mean"
+) -> Cell:
     s = est.scaled(metric.scale)
-    return Cell(value=s.mean, ci_low=s.ci_low, ci_high=s.ci_high, n=est.n, N=n_expected)
+    return Cell(
+        value=s.mean,
+        ci_low=s.ci_low,
+        ci_high=s.ci_high,
+        n=est.n,
+        N=n_expected,
+        aggregation=aggregation,
+    )
 
 
 def system_cells(
@@ -59,8 +68,10 @@ def system_cells(
     n_expected: int,
     *,
     label: str = "",
+    aggregation: Aggregation = "mean",
 ) -> tuple[Cell, ...]:
-    """One cell per metric for one system's rows (see :func:`split_scores`)."""
+    """One cell per metric for one system's rows (see :func:`split_scores`): the mean over
+    them, or what ``aggregation`` says the per-dialogue values are averaged as."""
     if n_expected < 1:
         raise ValueError("the number of expected cases must be positive")
     if frame.height > n_expected:
@@ -68,9 +79,10 @@ def system_cells(
             f"{label or 'system'}: {frame.height} scored dialogues but only {n_expected} expected"
         )
     return tuple(
-        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected)
+        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected, aggregation)
         if m.key in frame.columns
-        else Cell()  # a metric this run does not compute (no judge, BERTScore off): "—"
+        # a metric this run does not compute (no judge, BERTScore off): "—"
+        else Cell(aggregation=aggregation)
         for m in metrics
     )
 
@@ -101,6 +113,7 @@ def paired_cell(result: PairedResult, metric: Metric, n_expected: int) -> Cell:
         n=result.n,
         N=n_expected,
         p_value=result.p_value,
+        aggregation="paired_difference",
     )
 
 
@@ -115,7 +128,7 @@ def paired_cells(
     cells = []
     for m in metrics:
         if m.key not in a.columns or m.key not in b.columns:
-            cells.append(Cell())  # not computed in this run
+            cells.append(Cell(aggregation="paired_difference"))  # not computed in this run
             continue
         av, bv = aligned_pair(a, b, m.key)
         cells.append(paired_cell(plan.paired(av, bv), m, n_expected))

@@ -10,8 +10,11 @@ with a percentile bootstrap interval over consultations; n/N counts consultation
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from lecode.config.base import IDENTITY
+from lecode.config.roles import System
 from lecode.reliability import (
     BLOCKS,
     JUDGE_KEYS,
@@ -31,7 +34,6 @@ from lecode.report.document import (
 from lecode.report.model import Cell, Row, Table
 from lecode.report.paper import PaperNumbers, normalise_label
 from lecode.report.spec import Metric
-from lecode.settings import IDENTITY, System
 from lecode.stats import ResamplePlan
 
 SECTION = "Client prompt strategy"
@@ -84,11 +86,18 @@ def table4(
             for m in COLUMNS:
                 got = answers.get((client, m.key))
                 if got is None or (key in JUDGE_KEYS and not judged):
-                    cells.append(Cell())  # not run / no judge: "—"
+                    cells.append(Cell(aggregation="share"))  # not run / no judge: "—"
                     continue
                 est = plan.mean(case_values(got, case_ids, key)).scaled(100.0)
                 cells.append(
-                    Cell(value=est.mean, ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, N=n)
+                    Cell(
+                        value=est.mean,
+                        ci_low=est.ci_low,
+                        ci_high=est.ci_high,
+                        n=est.n,
+                        N=n,
+                        aggregation="share",
+                    )
                 )
             rows.append(
                 Row(
@@ -108,7 +117,10 @@ def table4(
             rows.append(
                 Row(
                     label=plabel,
-                    cells=tuple(Cell(value=by_strategy.get(m.key, {}).get(key)) for m in COLUMNS),
+                    cells=tuple(
+                        Cell(value=by_strategy.get(m.key, {}).get(key), aggregation="published")
+                        for m in COLUMNS
+                    ),
                     group=title,
                     kind="paper",
                     setting=PAPER_SETTING,
@@ -172,8 +184,8 @@ def table4_document(
                     f"({bootstrap['resamples']} resamples, seed {bootstrap['seed']}, "
                     f"{bootstrap['confidence']} interval)"
                 )
-            cells.append(c.model_copy(update={"aggregation": text}))
-        rows.append(r.model_copy(update={"cells": tuple(cells)}))
+            cells.append(replace(c, description=text))
+        rows.append(r.with_cells(tuple(cells)))
     return doc.model_copy(
         update={"rows": tuple(rows), "systems": dict(systems), "schema_version": SCHEMA_VERSION}
     )

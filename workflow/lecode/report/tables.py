@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from lecode.metrics.registry import scale_note, with_tag
 from lecode.records import Case
 from lecode.report.model import PAPER, Cell, Row, RowKind, StatsTable, Table
 from lecode.report.paper import PaperNumbers, normalise_label, paper_label, paper_setting
@@ -29,17 +30,16 @@ from lecode.report.results import (
     system_cells,
 )
 from lecode.report.spec import (
-    ADVICE,
-    CLARIFICATION,
     FEW_SHOT,
-    METRICS,
     ZERO_SHOT,
     Metric,
-    System,
+    ReportedSystem,
 )
 from lecode.stats import ResamplePlan
 
 ALPHA = 0.05
+#: Columns of Table 3, the paired differences and the comparison with the paper, by tag.
+TABLE3_METRICS = with_tag("table3")
 
 
 def _plan(plan: ResamplePlan | None) -> ResamplePlan:
@@ -118,6 +118,10 @@ def table2(
         values=tuple(tuple(col[i] for col in cols) for i in range(4)),
         formats=("{:,.0f}", "{:,.0f}", "{:.2f}", "{:.2f}"),
         notes=tuple(notes),
+        aggregations=tuple(
+            tuple("published" if key.endswith("_paper") else ours for key in column_keys)
+            for ours in ("count", "count", "average", "average")
+        ),
     )
 
 
@@ -125,16 +129,16 @@ def table2(
 
 
 def shot_pairs(
-    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
-) -> list[tuple[System, System]]:
+    systems: Sequence[ReportedSystem], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[tuple[ReportedSystem, ReportedSystem]]:
     """(zero-shot, few-shot) systems of the same expert model, in the zero-shot system's order."""
     fs = {s.expert: s for s in systems if s.strategy == few_shot}
     return [(s, fs[s.expert]) for s in systems if s.strategy == zero_shot and s.expert in fs]
 
 
 def table3_systems(
-    systems: Sequence[System], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
-) -> list[System]:
+    systems: Sequence[ReportedSystem], *, zero_shot: str = ZERO_SHOT, few_shot: str = FEW_SHOT
+) -> list[ReportedSystem]:
     """Systems shown in Table 3: all but few-shot runs that have a zero-shot partner."""
     paired = {f.key for _, f in shot_pairs(systems, zero_shot=zero_shot, few_shot=few_shot)}
     return [s for s in systems if s.key not in paired]
@@ -142,9 +146,9 @@ def table3_systems(
 
 def system_rows(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
     plan: ResamplePlan | None = None,
 ) -> list[Row]:
@@ -166,12 +170,12 @@ def system_rows(
 
 def table3(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
     coverage_threshold: float = 0.9,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     zero_shot: str = ZERO_SHOT,
     few_shot: str = FEW_SHOT,
 ) -> Table:
@@ -188,7 +192,7 @@ def table3(
             _interval_note(plan),
             _coverage_note(coverage_threshold),
             _rank_note(metrics),
-            "R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw",
+            scale_note(metrics),
         ),
     )
 
@@ -205,12 +209,12 @@ def _delta_note(alpha: float) -> str:
 
 def paired_table(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     reference: str | None = None,
     plan: ResamplePlan | None = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     alpha: float = ALPHA,
     coverage_threshold: float = 0.9,
 ) -> Table:
@@ -256,7 +260,7 @@ def paired_table(
 
 def shot_table(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     metrics: Sequence[Metric],
     *,
@@ -313,13 +317,14 @@ def shot_table(
             _coverage_note(coverage_threshold),
             _rank_note(metrics),
             _delta_note(alpha),
+            scale_note(metrics),
         ),
     )
 
 
 def table6(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -333,7 +338,7 @@ def table6(
         scores,
         systems,
         n_expected,
-        CLARIFICATION,
+        with_tag("table6"),
         name="table6",
         title="Clarification capability, zero-shot (ZS) vs few-shot (FS)",
         plan=plan,
@@ -346,7 +351,7 @@ def table6(
 
 def table7(
     scores: pl.DataFrame,
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     n_expected: int,
     *,
     plan: ResamplePlan | None = None,
@@ -360,7 +365,7 @@ def table7(
         scores,
         systems,
         n_expected,
-        ADVICE,
+        with_tag("table7"),
         name="table7",
         title="Advice quality, zero-shot (ZS) vs few-shot (FS)",
         plan=plan,
@@ -376,7 +381,7 @@ def table7(
 
 def _offset_cell(ours: Cell, published: float | None) -> Cell:
     if ours.value is None or published is None:
-        return Cell(n=ours.n, N=ours.N)
+        return Cell(n=ours.n, N=ours.N, aggregation="offset")
     lo = None if ours.ci_low is None else ours.ci_low - published
     hi = None if ours.ci_high is None else ours.ci_high - published
     # Without an interval (fewer than two cases) nothing can be said about the difference.
@@ -389,14 +394,15 @@ def _offset_cell(ours: Cell, published: float | None) -> Cell:
         n=ours.n,
         N=ours.N,
         distinguishable=(not inside) if has_interval else None,
+        aggregation="offset",
     )
 
 
 def comparison_table(
     rows: Sequence[Row],
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     paper: PaperNumbers,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric] = TABLE3_METRICS,
     *,
     few_shot: str = FEW_SHOT,
     coverage_threshold: float = 0.9,
@@ -414,7 +420,9 @@ def comparison_table(
         published = paper.lookup(paper_label(s), setting)
         if row is None or published is None:
             continue
-        pub_cells = tuple(Cell(value=published.get(m.key)) for m in metrics)
+        pub_cells = tuple(
+            Cell(value=published.get(m.key), aggregation="published") for m in metrics
+        )
         ours = row.cells
         offsets = tuple(_offset_cell(o, p.value) for o, p in zip(ours, pub_cells, strict=True))
         parts: list[tuple[tuple[Cell, ...], str, RowKind, tuple[str, str] | None]] = [

@@ -9,14 +9,15 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from lecode.records import Judgement, Matches, Transcript
-from lecode.report.render import md_text
-from lecode.report.spec import System
+from lecode.report.render import PlainTable, md_text
+from lecode.report.spec import ReportedSystem
 
 USAGE_FIELDS = (
     "calls",
     "cached",
     "retries",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "completion_tokens",
     "reasoning_tokens",
     "cost",
@@ -24,6 +25,9 @@ USAGE_FIELDS = (
     "unmarked_reasks",
     "unmarked_advice",
     "unmarked_questions",
+    "read_after_preamble",
+    "read_anywhere",
+    "read_two_moves",
     "confidence_failures",
 )
 USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
@@ -31,17 +35,7 @@ USAGE_SCHEMA: dict[str, type[pl.DataType]] = {
     "strategy": pl.Utf8,
     "case_id": pl.Utf8,
     "role": pl.Utf8,
-    "calls": pl.Int64,
-    "cached": pl.Int64,
-    "retries": pl.Int64,
-    "prompt_tokens": pl.Int64,
-    "completion_tokens": pl.Int64,
-    "reasoning_tokens": pl.Int64,
-    "cost": pl.Float64,
-    "unmarked_reasks": pl.Int64,
-    "unmarked_advice": pl.Int64,
-    "unmarked_questions": pl.Int64,
-    "confidence_failures": pl.Int64,
+    **{f: pl.Float64 if f == "cost" else pl.Int64 for f in USAGE_FIELDS},
 }
 
 
@@ -72,7 +66,7 @@ ALL_SYSTEMS = "all systems"
 HIDDEN = ("system",)
 
 
-def usage_summary(usage: pl.DataFrame, systems: Sequence[System]) -> pl.DataFrame:
+def usage_summary(usage: pl.DataFrame, systems: Sequence[ReportedSystem]) -> pl.DataFrame:
     """Sums per system and role, then per role over all systems (label ``all systems``).
 
     Columns: ``system`` (the system's key, empty on the ``all systems`` rows), ``label``,
@@ -131,28 +125,35 @@ def usage_text(column: str, value: object) -> str:
     return str(value)
 
 
-def render_usage_markdown(summary: pl.DataFrame) -> str:
-    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
-    cols = list(summary.columns)
+def render_usage_markdown(table: PlainTable) -> str:
+    """The usage table as Markdown: label, role and each cell as its document prints it."""
+    cols = [table.row_header, table.setting_header, *(c.key for c in table.columns)]
     lines = [
-        "### Usage and cost per role",
+        f"### {table.title}",
         "",
         "| " + " | ".join(md_text(c) for c in cols) + " |",
         "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
     ]
-    for row in summary.iter_rows(named=True):
-        lines.append("| " + " | ".join(md_text(usage_text(c, row[c])) for c in cols) + " |")
+    for r in table.rows:
+        cells = [r.label, r.setting, *(c.display for c in r.cells)]
+        lines.append("| " + " | ".join(md_text(x) for x in cells) + " |")
     lines.append("")
-    lines.append("- cost in the price units of the endpoint configuration")
-    lines.append("- dialogues = distinct (system, case) pairs")
+    lines.extend(f"- {note}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
-def render_usage_csv(summary: pl.DataFrame) -> str:
-    summary = summary.drop([c for c in HIDDEN if c in summary.columns])
+def render_usage_csv(table: PlainTable) -> str:
+    """The usage table as CSV: label, role and the sums, costs to 6 decimals."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(summary.columns)
-    for row in summary.iter_rows():
-        w.writerow(["" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in row])
+    w.writerow([table.row_header, table.setting_header, *(c.key for c in table.columns)])
+    for r in table.rows:
+        values = [c.value for c in r.cells]
+        w.writerow(
+            [
+                r.label,
+                r.setting,
+                *("" if v is None else (f"{v:.6f}" if isinstance(v, float) else v) for v in values),
+            ]
+        )
     return buf.getvalue()

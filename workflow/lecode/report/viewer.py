@@ -27,10 +27,9 @@ from typing import Any
 import polars as pl
 
 from lecode.audit import audit_transcript
-from lecode.records import Case, Judgement, Matches, Transcript
-from lecode.report.spec import EXTRA_METRICS, METRICS, System
-
-JUDGE_FIELDS = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+from lecode.metrics.registry import with_tag
+from lecode.records import JUDGE_FIELDS, Case, Judgement, Matches, Transcript
+from lecode.report.spec import ReportedSystem
 
 
 def _case_json(c: Case) -> dict[str, Any]:
@@ -74,7 +73,7 @@ def _turns(t: Transcript, m: Matches | None) -> tuple[list[dict[str, Any]], list
 
 def _scores(row: dict[str, Any] | None) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
-    for m in (*METRICS, *EXTRA_METRICS):
+    for m in with_tag("summary"):
         v = None if row is None else row.get(m.key)
         out[m.key] = None if v is None or v != v else float(v) * m.scale
     return out
@@ -82,7 +81,7 @@ def _scores(row: dict[str, Any] | None) -> dict[str, float | None]:
 
 def viewer_data(
     cases: Iterable[Case],
-    systems: Sequence[System],
+    systems: Sequence[ReportedSystem],
     *,
     transcripts: Iterable[Transcript] = (),
     matches: Iterable[Matches] = (),

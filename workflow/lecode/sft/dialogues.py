@@ -54,7 +54,7 @@ from lecode.sft.questions import TargetQuestion, answer_of
 
 QUESTION_MARKER = "提问："
 ADVICE_MARKER = "建议："
-#: The evaluation's templates of the zero-shot expert (lecode.llm.templates.ROLE_TEMPLATES).
+#: The evaluation's templates of the zero-shot expert (lecode.strategies.expert.zero_shot).
 EXPERT_TEMPLATES = {"turn": "expert/zero_shot", "advise": "expert/advise_only"}
 
 VERIFICATION = 6

@@ -44,8 +44,8 @@ def _raw_cases() -> list[dict[str, Any]]:
 def make_data(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     try:
+        from lecode.config.experiment import Settings
         from lecode.plan import Plan
-        from lecode.settings import Settings
         from lecode.steps.sft_data import run
 
         spec = Plan(Settings.load(ROOT / "params.yaml")).sft_data_spec("keyfact-e")
@@ -108,7 +108,7 @@ def make_model(data: Path, out: Path, *, hidden: int, layers: int) -> Path:
 
 
 def train_steps(base: Path, data: Path, out: Path, *, steps: int, batch: int, accum: int) -> None:
-    from lecode.settings import SFTTrainSettings
+    from lecode.config.sections import SFTTrainSettings
     from lecode.sft.train import train
     from lecode.specs import SFTTrainSpec
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from lecode.recordio import atomic_write_text, read_scores, scores_frame
+from lecode.recordio import atomic_write_text
+from lecode.score_io import read_scores, scores_frame
 from lecode.shards import check_union
 from lecode.specs import AggregateSpec
 

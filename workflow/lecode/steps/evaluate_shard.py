@@ -29,7 +29,7 @@ def evaluate_shard(
     cases = {c.id: c for c in read_cases(shard)}
     ctx = role_context(spec.runtime, [spec.role], job=f"{spec.step} {transcripts}")
     try:
-        player = build(spec.role.name, spec.role.entry.model_dump(mode="json"), ctx)
+        player = build(spec.role.name, spec.role.entry, ctx)
 
         progress = Progress(f"{spec.step} {transcripts}", usage=ledger_usage(ctx.runtime))
 

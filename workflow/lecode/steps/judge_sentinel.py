@@ -36,7 +36,7 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
     stored = load_stored(spec.stored.path if spec.stored else None, served)
     ctx = role_context(spec.runtime, [spec.judge], job="judge_sentinel")
     try:
-        cfg = spec.judge.entry.model_dump(mode="json")
+        cfg = spec.judge.entry
         judge = SentinelJudge(
             spec.judge.name, endpoint(ctx, spec.judge.name, cfg), templates("judge", "default", ctx)
         )

@@ -14,13 +14,13 @@ import polars as pl
 
 from lecode.noise import (
     FACTORS,
-    JUDGE_METRICS,
     decompose,
     min_detectable_difference,
     pool,
     z_sum,
 )
-from lecode.recordio import atomic_write_text, read_scores, read_transcripts
+from lecode.recordio import atomic_write_text, read_transcripts
+from lecode.score_io import read_scores
 from lecode.specs import NoiseSpec
 
 log = logging.getLogger("lecode")
@@ -63,16 +63,16 @@ def with_bertscore(spec: NoiseSpec, threads: int) -> dict[str, pl.DataFrame]:
 
 
 def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
+    from lecode.metrics.registry import with_tag
     from lecode.report.document import write_document
     from lecode.report.noise import NOISE_JSON, noise_document
-    from lecode.report.spec import METRICS
 
     n_test = int(json.loads(Path(spec.index).read_text(encoding="utf-8"))["n_cases"])
     scored = with_bertscore(spec, threads)
     frames: dict[tuple[str, str], dict[tuple[str, int], object]] = defaultdict(dict)
     for r in spec.runs:
         frames[(r.expert, r.strategy)][(r.factor, r.index)] = scored[r.dir]
-    metrics = [m for m in METRICS if m.key not in spec.not_applicable]
+    metrics = [m for m in with_tag("table3") if m.key not in spec.not_applicable]
     per_system: dict[str, dict[str, dict]] = {}
     pooled_parts: dict[str, list] = defaultdict(list)
     subset = 0
@@ -98,7 +98,7 @@ def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
                 if cols:
                     by_factor[f] = np.column_stack([column(base, m.key), *cols])
                     n_runs = max(n_runs, len(cols) + 1)
-            comp = decompose(column(base, m.key), by_factor, judge_metric=m.key in JUDGE_METRICS)
+            comp = decompose(column(base, m.key), by_factor, judge_metric=m.need == "judgement")
             system[m.key] = comp.as_dict()
             pooled_parts[m.key].append(comp)
         per_system[f"{expert}/{strategy}"] = system

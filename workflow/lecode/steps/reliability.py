@@ -86,7 +86,7 @@ def run(spec: ReliabilitySpec, *, items: str, out: str) -> None:
     try:
         client = build_client(
             spec.client.name,
-            spec.client.entry.model_dump(mode="json"),
+            spec.client.entry,
             spec.client_strategy,
             ctx,
         )
@@ -94,7 +94,7 @@ def run(spec: ReliabilitySpec, *, items: str, out: str) -> None:
             build_role(
                 ReliabilityJudge,
                 spec.judge.name,
-                spec.judge.entry.model_dump(mode="json"),
+                spec.judge.entry,
                 ctx,
                 JUDGE_TEMPLATES,
             )

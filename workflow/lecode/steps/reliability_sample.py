@@ -8,7 +8,7 @@ import logging
 from lecode.dataset import load_cases
 from lecode.reliability import (
     WRITER_TEMPLATES,
-    QuestionWriter,
+    ContextQuestionWriter,
     build_role,
     lawyer_items,
     write_items,
@@ -34,9 +34,9 @@ def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
         ctx = role_context(spec.runtime, [spec.writer], job="reliability_sample")
         try:
             writer = build_role(
-                QuestionWriter,
+                ContextQuestionWriter,
                 spec.writer.name,
-                spec.writer.entry.model_dump(mode="json"),
+                spec.writer.entry,
                 ctx,
                 WRITER_TEMPLATES,
             )

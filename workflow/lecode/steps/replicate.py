@@ -12,7 +12,8 @@ from pathlib import Path
 from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
-from lecode.recordio import write_judgements, write_matches, write_scores, write_transcripts
+from lecode.recordio import write_judgements, write_matches, write_transcripts
+from lecode.score_io import write_scores
 from lecode.specs import ReplicateSpec
 from lecode.steps.judge_advice import judge_dialogue
 from lecode.steps.match_facts import match_dialogue
@@ -41,9 +42,7 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
     try:
         transcripts = consult(sim, cases, ctx)
         by_id = {c.id: c for c in cases}
-        matcher = build_matcher(
-            spec.match.role.name, spec.match.role.entry.model_dump(mode="json"), ctx
-        )
+        matcher = build_matcher(spec.match.role.name, spec.match.role.entry, ctx)
 
         async def evaluate() -> tuple[list, list]:
             ms = await asyncio.gather(
@@ -53,7 +52,7 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
             if spec.judge is not None:
                 judge = build_judge(
                     spec.judge.role.name,
-                    spec.judge.role.entry.model_dump(mode="json"),
+                    spec.judge.role.entry,
                     ctx,
                     replicate=spec.judge_replicate,
                 )

@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 
+from lecode.config.roles import System
 from lecode.dataset import load_cases
-from lecode.recordio import read_judgements, read_matches, read_scores, read_transcripts
+from lecode.recordio import read_judgements, read_matches, read_transcripts
 from lecode.records import Judgement, Matches, Transcript
-from lecode.settings import System
+from lecode.score_io import read_scores
 from lecode.specs import ReportSpec
 
 

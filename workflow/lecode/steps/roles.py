@@ -16,7 +16,7 @@ def role_context(
     if any(r.is_llm for r in roles):
         from lecode.llm.runtime import LLMRuntime
 
-        ctx.runtime = LLMRuntime.from_params(runtime.as_params(), job=job)
+        ctx.runtime = LLMRuntime.from_spec(runtime, job=job)
     return ctx
 
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from lecode.recordio import (
-    read_cases,
-    read_judgements,
-    read_matches,
-    read_transcripts,
-    write_scores,
-)
+from lecode.recordio import read_cases, read_judgements, read_matches, read_transcripts
+from lecode.score_io import write_scores
 from lecode.specs import ScoreSpec
 
 log = logging.getLogger("lecode")

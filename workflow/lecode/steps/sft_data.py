@@ -22,7 +22,7 @@ log = logging.getLogger("lecode")
 def build_writer(spec: SFTDataSpec, ctx: RoleContext) -> QuestionWriter:
     if spec.writer is None:
         return TemplateWriter(max_leak=spec.max_leak)
-    cfg = spec.writer.entry.model_dump(mode="json")
+    cfg = spec.writer.entry
     return LLMWriter(spec.writer.name, endpoint(ctx, spec.writer.name, cfg), writer_templates())
 
 
@@ -37,9 +37,7 @@ def run(spec: SFTDataSpec, *, out_dir: str, cases: list[Case] | None = None) -> 
         ctx = role_context(spec.runtime, roles, job=f"sft_data {spec.variant}")
         try:
             writer = build_writer(spec, ctx)
-            matcher = build_matcher(
-                spec.matcher.name, spec.matcher.entry.model_dump(mode="json"), ctx
-            )
+            matcher = build_matcher(spec.matcher.name, spec.matcher.entry, ctx)
             dialogues, rejected, usage = asyncio.run(
                 keyfact_dialogues(cases, spec.variant, writer, matcher, max_leak=spec.max_leak)
             )

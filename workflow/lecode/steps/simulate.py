@@ -41,14 +41,14 @@ def consult(
     digest = spec.digest()
     expert = build_expert(
         spec.expert.name,
-        spec.expert.entry.model_dump(mode="json"),
+        spec.expert.entry,
         spec.strategy,
         ctx,
         replicate=spec.replicate,
     )
     client = build_client(
         spec.client.name,
-        spec.client.entry.model_dump(mode="json"),
+        spec.client.entry,
         spec.client_strategy,
         ctx,
         replicate=spec.client_replicate,

@@ -21,7 +21,7 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
     from lecode.audit import audit_all, audit_frame, flagged_answers
     from lecode.provenance import table_provenance
     from lecode.recordio import atomic_write_text
-    from lecode.report.outputs import ReportSettings, write_tables
+    from lecode.report.outputs import TableOptions, write_tables
 
     data = ReportInputs(spec)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -35,7 +35,7 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
         test_cases=data.test,
         paper_numbers=spec.paper.path,
         usage=data.usage(),
-        settings=ReportSettings.from_settings(spec.settings),
+        settings=TableOptions.from_settings(spec.settings),
         metrics_path=str(Path(out_dir) / METRICS_FILE),
         provenance=table_provenance(spec, data),
         audit=audit_frame(audits),

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from lecode.llm.mock.faults import CONTENT_FAULTS, HTTP_FAULTS
-from lecode.llm.mock.server import MockServer
+from lecode.llm.mock.server import USAGE_SHAPES, MockServer, ProviderShape
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,6 +56,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--api-key-env", default=None, help="require the key held by this environment variable"
     )
+    p.add_argument(
+        "--cache-usage",
+        choices=USAGE_SHAPES,
+        default="openai",
+        help="how replies report cached prompt tokens (openai/DashScope or DeepSeek fields)",
+    )
+    p.add_argument(
+        "--answer-model",
+        action="append",
+        default=[],
+        metavar="REQUESTED=ANSWERED",
+        help="name ANSWERED as the model in replies to requests for REQUESTED (an alias)",
+    )
+    p.add_argument(
+        "--fingerprint-change-after",
+        type=int,
+        default=None,
+        metavar="N",
+        help="change the system_fingerprint after N replies",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
         served_models=args.served_model or ["mock"],
         strict_models=args.strict_models,
         api_key=os.environ.get(args.api_key_env) if args.api_key_env else None,
+        shape=ProviderShape(
+            usage=args.cache_usage,
+            answer_models=dict(item.split("=", 1) for item in args.answer_model),
+            fingerprint_change_after=args.fingerprint_change_after,
+        ),
     )
     if args.fault_role or args.fault_match:
         server.set_faults(

@@ -13,7 +13,8 @@ header, to test redaction). ``roles`` restricts HTTP faults to requests of those
 ``match`` to requests whose message text contains that string (e.g. one case's initial query),
 so a test can make a fault persistent for exactly one role of one dialogue.
 
-Content faults: ``no_marker`` (expert reply without 提问/建议),
+Content faults: ``no_marker`` (expert reply without 提问/建议), ``preamble`` (an expert
+move opened by a short phrase before its marker, ``好的，我了解了。`` or ``明白。``),
 ``judge_out_of_range`` (a score of 11), ``matcher_bad_index`` (a fact index past the list),
 ``bad_json`` (matcher/judge prose instead of JSON).
 
@@ -40,6 +41,7 @@ HTTP_FAULTS = (
 )
 CONTENT_FAULTS = (
     "no_marker",
+    "preamble",
     "judge_out_of_range",
     "matcher_bad_index",
     "bad_json",

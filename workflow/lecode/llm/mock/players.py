@@ -1,11 +1,13 @@
 """Deterministic role players of the mock endpoint.
 
 They read the prompt renderings of :mod:`lecode.llm.render` and the labels of the prompt
-templates back: the lawyer identifies the case by its initial query and asks about its facts
-in a fixed order (with one question the facts cannot answer), then advises with the case's
-reference advice; the client answers with the one fact a question names, or 不知道; the matcher
-matches answers that contain a fact's text; the judge reasons, then derives scores from a hash of
-the advice (and whether it equals the reference shown to it).
+templates back: the lawyer identifies the case by its initial query and follows its script
+(:class:`LawyerScript`: the case's facts in a fixed order, with one question the facts cannot
+answer), then advises with the case's reference advice, replying to each call as the kind of
+reply the strategy declares for it (the ``X-Lecode-Reply`` header); the client answers with
+the one fact a question names, or 不知道; the matcher matches answers that contain a fact's
+text; the judge reasons, then derives scores from a hash of the advice (and whether it equals
+the reference shown to it).
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ def fact_question(fact: str) -> str:
 
 
 @dataclass(frozen=True)
-class Plan:
+class LawyerScript:
     """The mock lawyer's questions for one case: fact indices, -1 for the off-fact question."""
 
     targets: tuple[int, ...]
 
     @classmethod
-    def for_case(cls, case: CaseText) -> Plan:
+    def for_case(cls, case: CaseText) -> LawyerScript:
         n = len(case.facts)
         if n == 0:
             return cls(())
@@ -64,7 +66,7 @@ _KEY_CHARS = 8
 class Players:
     def __init__(self, cases: Sequence[CaseText]) -> None:
         self.cases = list(cases)
-        self._plans: dict[str, Plan] = {}
+        self._scripts: dict[str, LawyerScript] = {}
         # Index of the cases by the first characters of their initial query, so that finding
         # the case of a prompt does not scan every case (benchmarks/scale.py serves 10,000).
         self._by_head: dict[str, list[int]] = {}
@@ -89,29 +91,39 @@ class Players:
                     break
         return None if best is None else self.cases[best]
 
-    def plan(self, case: CaseText) -> Plan:
-        plan = self._plans.get(case.id)
-        if plan is None:
-            plan = self._plans[case.id] = Plan.for_case(case)
-        return plan
+    def script(self, case: CaseText) -> LawyerScript:
+        script = self._scripts.get(case.id)
+        if script is None:
+            script = self._scripts[case.id] = LawyerScript.for_case(case)
+        return script
 
     # -- expert ---------------------------------------------------------------------------
-    def expert(self, purpose: str, prompt: str, *, json_format: bool, no_marker: bool) -> str:
+    def expert(self, reply: str, prompt: str, *, json_format: bool, no_marker: bool) -> str:
+        """The reply of the kind a strategy declared for the call (see
+        :data:`lecode.strategies.calls.Reply`): ``yes_no`` / ``score`` say ready once the
+        script's questions are asked; ``move`` then advises, else asks the next question;
+        ``question`` / ``advice`` make that move; ``text`` is a private plan (the script's
+        questions)."""
         case = self.find_case(prompt)
         asked = sum(1 for line in prompt.splitlines() if line.startswith(LAWYER_PREFIX))
         if case is None:
-            plan, advice = Plan(()), "请携带相关材料到当地法律援助中心进一步咨询。"
+            script, advice = LawyerScript(()), "请携带相关材料到当地法律援助中心进一步咨询。"
         else:
-            plan, advice = self.plan(case), case.suggestion or "建议保留证据，依法维权。"
-        done = asked >= len(plan.targets)
-        if purpose == "confidence":
+            script, advice = self.script(case), case.suggestion or "建议保留证据，依法维权。"
+        done = asked >= len(script.targets)
+        if reply == "yes_no":
             return "YES" if done else "NO"
-        if purpose == "confidence_score":
+        if reply == "score":
             return "0.9" if done else "0.2"
-        if purpose == "advise" or (purpose == "turn" and done):
+        if reply == "text":
+            questions = (
+                [script.question(case, k) for k in range(len(script.targets))] if case else []
+            )
+            return "咨询计划：" + ("；".join(questions) or "了解案件的基本事实。")
+        if reply == "advice" or (reply == "move" and done):
             kind, text = "advice", advice
         else:
-            kind, text = "question", plan.question(case, asked) if case else OFF_FACT_QUESTION
+            kind, text = "question", script.question(case, asked) if case else OFF_FACT_QUESTION
         if no_marker:
             return text
         if json_format:

@@ -5,8 +5,9 @@ endpoints ``GET /_mock/stats``, ``POST /_mock/config`` (``{"faults": {...}, "lat
 "slow_seconds": s}``), ``POST /_mock/reset``.
 
 The role comes from the ``X-Lecode-Role`` header the LLM layer sends (``X-Lecode-Purpose``,
-``X-Lecode-Format`` refine it); request bodies are counted by digest so tests can assert which
-requests reached the endpoint.
+``X-Lecode-Format`` refine it); an expert call's ``X-Lecode-Reply`` names the reply its
+strategy declares for it (a move when absent); request bodies are counted by digest so tests
+can assert which requests reached the endpoint.
 """
 
 from __future__ import annotations
@@ -20,22 +21,90 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from lecode.llm.mock.annotator import play_annotator
 from lecode.llm.mock.casedata import CaseText, read_cases
 from lecode.llm.mock.faults import FaultConfig
 from lecode.llm.mock.players import Players
 
 LOOPBACK = "127.0.0.1"
+#: Expert replies that make a move (the ``no_marker`` fault drops their marker).
+MOVE_REPLIES = ("move", "question", "advice")
 
 
 def body_digest(body: dict[str, Any]) -> str:
     canon = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
+
+
+CACHE_BLOCK = 32
+"""Characters per block of the mock's prompt cache (the mock counts a character as a token)."""
+USAGE_SHAPES = ("openai", "deepseek", "none")
+
+
+@dataclass
+class ProviderShape:
+    """What the mock reports about the model that answered and its prompt cache.
+
+    ``usage``: how cached prompt tokens are reported: ``openai`` (also DashScope):
+    ``usage.prompt_tokens_details.cached_tokens``; ``deepseek``: ``prompt_cache_hit_tokens`` and
+    ``prompt_cache_miss_tokens``; ``none``: not at all. A prompt's cached part is its longest
+    prefix of whole :data:`CACHE_BLOCK`-character blocks that an earlier prompt to the same model
+    began with, as a provider's prefix cache would find it. ``answer_models`` maps a requested
+    model id to the id the reply names (an alias served by a later model);
+    ``fingerprint_change_after``: after this many replies the ``system_fingerprint`` changes.
+    """
+
+    usage: str = "openai"
+    answer_models: dict[str, str] = field(default_factory=dict)
+    fingerprint: str = "mock-fp-1"
+    fingerprint_change_after: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.usage not in USAGE_SHAPES:
+            raise ValueError(f"usage shape {self.usage!r}: choose one of {', '.join(USAGE_SHAPES)}")
+
+
+def cached_prefix(seen: set[str], text: str) -> int:
+    """Characters of ``text``'s longest whole-block prefix already in ``seen`` (block-chained
+    digests), adding every block prefix of ``text`` to ``seen``."""
+    h = hashlib.sha256()
+    cached, hit = 0, True
+    for start in range(0, len(text) - len(text) % CACHE_BLOCK, CACHE_BLOCK):
+        h.update(text[start : start + CACHE_BLOCK].encode())
+        digest = h.copy().hexdigest()
+        if hit and digest in seen:
+            cached = start + CACHE_BLOCK
+        else:
+            hit = False
+            seen.add(digest)
+    return cached
+
+
+def usage_payload(shape: str, prompt: int, completion: int, cached: int) -> dict[str, Any]:
+    """The ``usage`` object of a reply in the provider ``shape``."""
+    out: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if shape == "openai":
+        out["prompt_tokens_details"] = {"cached_tokens": cached}
+    elif shape == "deepseek":
+        out["prompt_cache_hit_tokens"] = cached
+        out["prompt_cache_miss_tokens"] = prompt - cached
+    return out
+
+
+#: What a chat model writes before its marker (fault ``preamble``): before a question, before
+#: advice.
+PREAMBLES = ("好的，我了解了。", "明白。")
 
 
 class _State:
@@ -47,8 +116,10 @@ class _State:
         served_models: Sequence[str],
         strict_models: bool,
         api_key: str | None,
+        shape: ProviderShape | None = None,
     ) -> None:
         self.players = players
+        self.shape = shape or ProviderShape()
         self.faults = faults
         self.latency = latency
         self.served_models = list(served_models)
@@ -68,6 +139,8 @@ class _State:
             self.models_seen: Counter[str] = Counter()
             self.inflight = 0
             self.max_inflight = 0
+            self.replies = 0
+            self.cache_blocks: dict[str, set[str]] = {}
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
@@ -214,13 +287,21 @@ class _Handler(BaseHTTPRequestHandler):
         text = "" if fault == "empty" else self._play(st, role, purpose, messages, digest)
         if st.latency > 0:  # a reply takes `latency` from its request, processing included
             time.sleep(max(0.0, st.latency - (time.monotonic() - self._started)))
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
+        prompt_text = "".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        shape = st.shape
+        with st.lock:
+            cached = cached_prefix(st.cache_blocks.setdefault(model, set()), prompt_text)
+            st.replies += 1
+            changed = (
+                shape.fingerprint_change_after is not None
+                and st.replies > shape.fingerprint_change_after
+            )
         payload = {
             "id": "mock-" + digest[:12],
             "object": "chat.completion",
             "created": 0,
-            "model": model,
-            "system_fingerprint": "mock-fp-1",
+            "model": shape.answer_models.get(model, model),
+            "system_fingerprint": shape.fingerprint + ("-b" if changed else ""),
             "choices": [
                 {
                     "index": 0,
@@ -228,11 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_chars,
-                "completion_tokens": len(text),
-                "total_tokens": prompt_chars + len(text),
-            },
+            "usage": usage_payload(shape.usage, len(prompt_text), len(text), cached),
         }
         if fault is None:
             with st.lock:
@@ -254,13 +331,16 @@ class _Handler(BaseHTTPRequestHandler):
         everything = "\n".join(str(m.get("content", "")) for m in messages[:2])
         faults = st.faults
         if role == "expert":
-            return st.players.expert(
-                purpose,
+            reply = self.headers.get("X-Lecode-Reply") or "move"
+            text = st.players.expert(
+                reply,
                 main,
                 json_format=self.headers.get("X-Lecode-Format") == "json",
-                no_marker=purpose in ("turn", "ask", "advise")
-                and faults.content_fault("no_marker", digest),
+                no_marker=reply in MOVE_REPLIES and faults.content_fault("no_marker", digest),
             )
+            if reply in MOVE_REPLIES and faults.content_fault("preamble", digest):
+                text = PREAMBLES[text.startswith("建议")] + "\n" + text
+            return text
         if role == "client":
             return st.players.client(
                 everything,
@@ -280,6 +360,8 @@ class _Handler(BaseHTTPRequestHandler):
             return st.players.reliability_judge(main)
         if role == "writer" and purpose == "reliability_questions":
             return st.players.reliability_questions(main)
+        if role == "annotator":
+            return play_annotator(purpose, main)
         if role == "judge":
             return st.players.judge(
                 main,
@@ -312,6 +394,7 @@ class MockServer:
         served_models: Sequence[str] = ("mock",),
         strict_models: bool = False,
         api_key: str | None = None,
+        shape: ProviderShape | None = None,
     ) -> None:
         all_cases = [*cases, *read_cases(case_files)]
         self._state = _State(
@@ -321,6 +404,7 @@ class MockServer:
             served_models,
             strict_models,
             api_key,
+            shape,
         )
         self._port = port
         self._server: _Server | None = None

@@ -1,24 +1,20 @@
-"""A small, deterministic, made-up result set in the shapes the report takes.
-
-For previewing the report without running the pipeline (``python -m lecode.report.demo OUT``)
-and for the report's tests. The consultations are invented for this purpose; they are not
-LeCoDe data.
+"""A small, deterministic, made-up result set in the shapes the report takes, for the report's
+tests (:func:`write_demo_report` writes it through the tables, figures and HTML steps' library
+functions). The consultations are invented for this purpose; they are not LeCoDe data.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from lecode.recordio import scores_frame
 from lecode.records import (
     Case,
-    DialogueScores,
     Judgement,
     JudgeScores,
     Matches,
@@ -27,7 +23,9 @@ from lecode.records import (
     Turn,
     Utterance,
 )
-from lecode.report.spec import System
+from lecode.report.spec import ReportedSystem
+from lecode.score_io import scores_frame
+from lecode.score_records import DialogueScores
 
 _TEMPLATES: tuple[tuple[str, str, str, tuple[tuple[str, int], ...]], ...] = (
     (
@@ -120,7 +118,7 @@ class Demo:
 
     train: list[Case]
     test: list[Case]
-    systems: list[System]
+    systems: list[ReportedSystem]
     scores: pl.DataFrame
     transcripts: list[Transcript]
     matches: list[Matches]
@@ -157,7 +155,7 @@ def _ndcg(gains: list[float], gold: list[int] | None = None) -> float | None:
 
 
 def _dialogue(
-    case: Case, system: System, skill: float, rng: np.random.Generator
+    case: Case, system: ReportedSystem, skill: float, rng: np.random.Generator
 ) -> tuple[Transcript, Matches, Judgement, DialogueScores]:
     n_q = int(rng.integers(2, 7))
     order = list(rng.permutation(case.n_facts))
@@ -275,10 +273,10 @@ def make_demo(n_train: int = 12, n_test: int = 12, seed: int = 0) -> Demo:
     train = [_case(i, "train") for i in range(n_train)]
     test = [_case(i, "test") for i in range(n_test)]
     systems = [
-        System("gpt-4", "zero_shot", "GPT-4", "Closed-source LLMs"),
-        System("gpt-4", "few_shot", "GPT-4 FS", "Closed-source LLMs", paper_label="GPT-4"),
-        System("qwen2.5-7b", "zero_shot", "Qwen2.5-7B", "Open-source LLMs"),
-        System("retrieval", "baseline", "检索基线", "Baselines (ours)"),
+        ReportedSystem("gpt-4", "zero_shot", "GPT-4", "Closed-source LLMs"),
+        ReportedSystem("gpt-4", "few_shot", "GPT-4 FS", "Closed-source LLMs", paper_label="GPT-4"),
+        ReportedSystem("qwen2.5-7b", "zero_shot", "Qwen2.5-7B", "Open-source LLMs"),
+        ReportedSystem("retrieval", "baseline", "检索基线", "Baselines (ours)"),
     ]
     skill = {"GPT-4": 0.7, "GPT-4 FS": 0.6, "Qwen2.5-7B": 0.5, "检索基线": 0.35}
     transcripts, matches, judgements, scores = [], [], [], []
@@ -301,28 +299,52 @@ def make_demo(n_train: int = 12, n_test: int = 12, seed: int = 0) -> Demo:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Write the demo report (tables, figures, index.html) under the given folder."""
-    from lecode.report.html import write_report
+def write_demo_report(
+    out_dir: Path,
+    demo: Demo,
+    *,
+    paper_numbers: Path | None = None,
+    metadata: dict[str, Any] | None = None,
+    max_cases: int | None = None,
+) -> Path:
+    """The report of ``demo`` under ``out_dir`` as the workflow writes it, one step after the
+    other: the tables (``tables/``, with the usage table), the figures (``figures/``, data in
+    ``plots/``), then ``index.html`` showing the written tables and figures."""
+    from lecode.report.figures import write_figures
+    from lecode.report.html import write_html
+    from lecode.report.outputs import write_tables
+    from lecode.report.usage import usage_frame
 
-    args = sys.argv[1:] if argv is None else argv
-    out = Path(args[0] if args else "reports/demo")
-    demo = make_demo()
-    path = write_report(
-        out,
+    write_tables(
+        demo.scores,
+        demo.systems,
+        demo.n_expected,
+        out_dir / "tables",
+        train_cases=demo.train,
+        test_cases=demo.test,
+        paper_numbers=paper_numbers,
+        usage=usage_frame(demo.transcripts, demo.matches, demo.judgements),
+        metrics_path=out_dir / "metrics.json",
+    )
+    write_figures(
+        out_dir,
         scores=demo.scores,
         systems=demo.systems,
-        n_expected=demo.n_expected,
+        train_cases=demo.train,
+        test_cases=demo.test,
+        matches=demo.matches,
+    )
+    return write_html(
+        out_dir / "index.html",
+        tables_dir=out_dir / "tables",
+        scores=demo.scores,
+        systems=demo.systems,
         train_cases=demo.train,
         test_cases=demo.test,
         transcripts=demo.transcripts,
         matches=demo.matches,
         judgements=demo.judgements,
-        metadata={"run": "demo (made-up data)"},
+        figures_dir=out_dir / "figures",
+        max_cases=max_cases,
+        metadata=metadata if metadata is not None else {"run": "demo (made-up data)"},
     )
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

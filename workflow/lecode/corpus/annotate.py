@@ -1,0 +1,106 @@
+"""Run one pre-annotation step over one shard: with the offline rules, or with the LLM
+annotator (every request through the response store). A dialogue that cannot be annotated
+fails the job with its id and the reason; the others' requests stay in the store, so the rerun
+after a fix replays them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from lecode.agents.base import RoleError, UsageMeter
+from lecode.agents.context import endpoint
+from lecode.corpus import rules
+from lecode.corpus.annotations import (
+    RoleAnnotation,
+    Stage1Annotation,
+    Stage2Annotation,
+    read_records,
+    write_records,
+)
+from lecode.corpus.llm_annotator import LLMAnnotator, annotator_templates
+from lecode.corpus.specs import AnnotateSpec
+from lecode.corpus.transcripts import read_transcripts
+from lecode.llm.errors import LLMCallError
+from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+class AnnotationError(RuntimeError):
+    """Some dialogues of a shard could not be annotated (each named with its reason)."""
+
+
+async def _each(items: Sequence[In], one: Callable[[In], Awaitable[Out]], what: str) -> list[Out]:
+    results = await asyncio.gather(*(one(x) for x in items), return_exceptions=True)
+    failed = [
+        f"  {getattr(x, 'id', '?')}: {r}"
+        for x, r in zip(items, results, strict=True)
+        if isinstance(r, BaseException)
+    ]
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(
+            r, RoleError | LLMCallError | ValueError
+        ):
+            raise r
+    if failed:
+        raise AnnotationError(f"{what}: {len(failed)} dialogue(s) failed:\n" + "\n".join(failed))
+    return [r for r in results if not isinstance(r, BaseException)]
+
+
+def run(step: str, spec: AnnotateSpec, *, previous: str | None, out: str) -> int:
+    """Annotate the shard's dialogues with ``step`` (roles, stage1, stage2); returns how many."""
+    annotator: LLMAnnotator | None = None
+    ctx = None
+    if spec.annotator is not None:
+        ctx = role_context(spec.runtime, [spec.annotator], job=f"corpus {step} {spec.shard}")
+        name = spec.annotator.name
+        annotator = LLMAnnotator(
+            name, endpoint(ctx, name, spec.annotator.entry), annotator_templates()
+        )
+    meter = UsageMeter()
+    try:
+        records: list[Any] = asyncio.run(_step(step, annotator, previous, spec, meter))
+    finally:
+        if ctx is not None:
+            close_context(ctx)
+    records.sort(key=lambda r: str(r.id))
+    write_records(out, records)
+    who = annotator.name if annotator else rules.ANNOTATOR
+    log.info("corpus %s shard %s: %d dialogue(s) by %s", step, spec.shard, len(records), who)
+    return len(records)
+
+
+async def _step(
+    step: str,
+    annotator: LLMAnnotator | None,
+    previous: str | None,
+    spec: AnnotateSpec,
+    meter: UsageMeter,
+) -> list[Any]:
+    what = f"corpus {step} shard {spec.shard}"
+    if step == "roles":
+        transcripts = read_transcripts(f.path for f in spec.transcripts)
+
+        async def roles(t: Any) -> RoleAnnotation:
+            return await annotator.roles(t, meter) if annotator else rules.identify_roles(t)
+
+        return await _each(transcripts, roles, what)
+    assert previous is not None
+    if step == "stage1":
+        found = read_records(previous, RoleAnnotation)
+
+        async def one(r: Any) -> Stage1Annotation:
+            return await annotator.stage1(r, meter) if annotator else rules.stage1(r)
+
+        return await _each(found, one, what)
+    s1 = read_records(previous, Stage1Annotation)
+
+    async def two(s: Any) -> Stage2Annotation:
+        return await annotator.stage2(s, meter) if annotator else rules.stage2(s)
+
+    return await _each(s1, two, what)

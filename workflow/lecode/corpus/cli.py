@@ -1,0 +1,66 @@
+"""``lecode corpus ...``: checks for the people building a dataset, before a build.
+
+- ``lecode corpus check``: reads every transcript of ``corpus.transcripts`` and every
+  reviewed file of ``corpus.reviewers`` (against the pre-annotation the last ``dataset`` build
+  made), listing each problem with file, line and field, and how many fields each reviewer
+  changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from lecode.config.base import SettingsError
+    from lecode.config.experiment import Settings
+    from lecode.corpus.inputs import load_pre
+    from lecode.corpus.plan import CorpusPlan
+    from lecode.corpus.review import ReviewError, import_review
+    from lecode.corpus.transcripts import TranscriptError, read_transcripts
+
+    try:
+        plan = CorpusPlan(Settings.load(*args.params))
+        plan.check()
+    except SettingsError as exc:
+        print(exc)
+        return 1
+    status = 0
+    try:
+        found = read_transcripts(plan.files)
+        print(f"transcripts: {len(found)} in {len(plan.files)} file(s), valid")
+    except TranscriptError as exc:
+        print(exc)
+        status = 1
+    if not plan.corpus.reviewers:
+        return status
+    stage1, stage2 = plan.annotation_files("stage1"), plan.annotation_files("stage2")
+    if not all(Path(p).is_file() for p in [*stage1, *stage2]):
+        print("reviews: the pre-annotation of these settings is not built; run the target dataset")
+        return 1
+    pre1, pre2 = load_pre(stage1, stage2)
+    for reviewer in plan.corpus.reviewers:
+        files = plan.reviews_of(reviewer)
+        try:
+            review = import_review(files, reviewer, pre1, pre2)
+        except ReviewError as exc:
+            print(f"reviewer {reviewer}: {exc}")
+            status = 1
+            continue
+        changed = sum(c.changed for c in review.changes)
+        print(
+            f"reviewer {reviewer}: {len(review.stage1)} stage-1 and {len(review.stage2)} stage-2 "
+            f"file(s), valid; {changed} of {len(review.changes)} fields changed"
+        )
+    return status
+
+
+def register(sub: Any) -> None:
+    """Add ``corpus`` to the ``lecode`` command's subparsers."""
+    p = sub.add_parser("corpus", help="building a dataset from transcripts: checks")
+    commands = p.add_subparsers(dest="corpus_command", required=True)
+    c = commands.add_parser("check", help="check the transcripts and the reviewed files")
+    c.add_argument("--params", action="append", default=None)
+    c.set_defaults(func=_cmd_check)

@@ -1,0 +1,62 @@
+"""The specs of the dataset-building steps (their digests name their output directories)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from lecode.config.sections import RougeSettings
+from lecode.corpus.settings import CorpusSplit
+from lecode.specs import FileRef, JobSpec, LLMRuntimeSpec, Role
+
+
+class AnnotateSpec(JobSpec):
+    """One pre-annotation step of one shard of transcript files. ``previous``: the digest of
+    the step whose output this one reads (None for role identification)."""
+
+    shard: str
+    transcripts: tuple[FileRef, ...]
+    annotator: Role | None
+    #: ``{template file: digest}`` of the prompts the step sends (empty for the offline rules)
+    templates: dict[str, str] = {}
+    previous: str | None = None
+    runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+
+
+class RolesSpec(AnnotateSpec):
+    step: ClassVar[str] = "corpus_roles"
+
+
+class Stage1Spec(AnnotateSpec):
+    step: ClassVar[str] = "corpus_stage1"
+
+
+class Stage2Spec(AnnotateSpec):
+    step: ClassVar[str] = "corpus_stage2"
+
+
+class ReviewExportSpec(JobSpec):
+    """The pre-annotation of every dialogue as review spreadsheets (CSV)."""
+
+    step: ClassVar[str] = "corpus_review_export"
+    pre: str  # the stage-2 set digest (covers every earlier step)
+
+
+class AssembleSpec(JobSpec):
+    """Reviewed records -> LeCoDe JSONL, split, Table 2 statistics."""
+
+    step: ClassVar[str] = "corpus_assemble"
+    pre: str
+    final: str | None
+    reviews: tuple[FileRef, ...]
+    split: CorpusSplit
+
+
+class AgreementSpec(JobSpec):
+    """Agreement between the reviewers and between the pre-annotation and each review."""
+
+    step: ClassVar[str] = "corpus_agreement"
+    pre: str
+    reviewers: tuple[str, ...]
+    reviews: tuple[FileRef, ...]
+    rouge: RougeSettings
+    fact_threshold: float

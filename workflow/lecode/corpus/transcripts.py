@@ -1,0 +1,272 @@
+"""Speaker-diarised transcripts in the shapes people have, read into :class:`RawTranscript`.
+
+Supported files (by suffix):
+
+- ``.json``: one transcript object ``{"id", "turns": [...]}`` or a list of them;
+- ``.jsonl``: one transcript object per line;
+- ``.srt`` / ``.vtt``: subtitles whose cue text starts with a speaker tag (``说话人1：...``,
+  ``[说话人1] ...``, ``SPEAKER_01: ...``; in VTT also ``<v 说话人1>...``); the id is the
+  file's stem;
+- ``.txt``: lines ``说话人1：...``; a line without a tag continues the previous turn.
+
+A turn is ``{"speaker": ..., "text": ...}`` (``start`` optional) or ``[speaker, text]``. Every
+problem is reported with file, line and field, and a file with any problem yields nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SUFFIXES = (".json", ".jsonl", ".srt", ".vtt", ".txt")
+_SPEAKER = (
+    r"(?:说话人|发言人|讲话人|[Ss]peaker|SPEAKER)[ _]?[0-9A-Za-z]{1,3}"
+    r"|用户|律师|客户|当事人|主播|连麦者|[A-D]|[甲乙丙丁]"
+)
+_TAG = re.compile(
+    rf"^\s*(?:\[(?P<b>{_SPEAKER})\]\s*[:：]?|(?P<p>{_SPEAKER})\s*[:：])\s*(?P<text>.*)$"
+)
+_VOICE = re.compile(r"^\s*<v(?:\.[^ >]*)?\s+([^>]+)>(.*?)(?:</v>)?\s*$")
+_TIMING = re.compile(
+    r"^\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}\s*-->\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}"
+)
+_ID = re.compile(r"^[A-Za-z0-9._\-\u4e00-\u9fff]+$")
+
+
+@dataclass(frozen=True)
+class RawTurn:
+    speaker: str
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RawTranscript:
+    id: str
+    source: str
+    turns: tuple[RawTurn, ...]
+
+    @property
+    def speakers(self) -> list[str]:
+        return list(dict.fromkeys(t.speaker for t in self.turns))
+
+
+@dataclass(frozen=True)
+class TranscriptProblem:
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: field {self.field!r}: {self.message}"
+
+
+class TranscriptError(ValueError):
+    """A transcript file has problems; ``problems`` lists every one of them."""
+
+    def __init__(self, problems: Sequence[TranscriptProblem]) -> None:
+        self.problems = list(problems)
+        shown = "\n".join(f"  {p}" for p in self.problems[:50])
+        super().__init__(f"{len(self.problems)} problem(s) in the transcripts:\n{shown}")
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[TranscriptProblem] = []
+
+    def bad(self, line: int, field: str, message: str) -> None:
+        self.problems.append(TranscriptProblem(str(self.path), line, field, message))
+
+    # -- JSON shapes ------------------------------------------------------------------------
+    def turn(self, line: int, where: str, raw: Any) -> RawTurn | None:
+        if isinstance(raw, list | tuple) and len(raw) >= 2:
+            speaker, text = raw[0], raw[1]
+        elif isinstance(raw, dict):
+            speaker, text = raw.get("speaker"), raw.get("text")
+        else:
+            self.bad(line, where, "a turn must be {speaker, text} or [speaker, text]")
+            return None
+        if not isinstance(speaker, str | int) or not str(speaker).strip():
+            self.bad(line, f"{where}.speaker", "missing or empty")
+            return None
+        if not isinstance(text, str):
+            self.bad(line, f"{where}.text", "missing or not a string")
+            return None
+        return RawTurn(str(speaker).strip(), text.strip(), line)
+
+    def transcript(self, line: int, raw: Any, where: str = "") -> RawTranscript | None:
+        if not isinstance(raw, dict):
+            self.bad(line, where or "<json>", "a transcript must be an object {id, turns}")
+            return None
+        rid = raw.get("id")
+        ok = True
+        if not isinstance(rid, str | int) or not _ID.match(str(rid)):
+            self.bad(line, f"{where}id", f"missing or not a plain identifier: {rid!r}")
+            ok = False
+        turns_raw = raw.get("turns")
+        if not isinstance(turns_raw, list) or not turns_raw:
+            self.bad(line, f"{where}turns", "missing or empty list")
+            return None
+        turns = [self.turn(line, f"{where}turns[{i}]", t) for i, t in enumerate(turns_raw)]
+        if not ok or any(t is None for t in turns):
+            return None
+        return RawTranscript(str(rid), str(self.path), tuple(t for t in turns if t is not None))
+
+    def json_file(self, text: str) -> list[RawTranscript]:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.bad(exc.lineno, "<json>", f"not valid JSON: {exc.msg}")
+            return []
+        items = data if isinstance(data, list) else [data]
+        out = [
+            self.transcript(1, item, f"[{i}]." if isinstance(data, list) else "")
+            for i, item in enumerate(items)
+        ]
+        return [t for t in out if t is not None]
+
+    def jsonl_file(self, text: str) -> list[RawTranscript]:
+        out: list[RawTranscript] = []
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                self.bad(lineno, "<json>", f"not valid JSON: {exc.msg}")
+                continue
+            t = self.transcript(lineno, raw)
+            if t is not None:
+                out.append(t)
+        return out
+
+    # -- tagged text shapes -----------------------------------------------------------------
+    def tagged(self, lineno: int, text: str) -> tuple[str, str] | None:
+        voice = _VOICE.match(text)
+        if voice:
+            return voice.group(1).strip(), voice.group(2).strip()
+        m = _TAG.match(text)
+        if m:
+            return (m.group("b") or m.group("p")).strip(), m.group("text").strip()
+        return None
+
+    def subtitle_file(self, text: str) -> list[RawTranscript]:
+        turns: list[RawTurn] = []
+        lines = text.split("\n")
+        cue_start = 0
+        in_cue = False
+        for lineno, raw in enumerate(lines, start=1):
+            line = raw.strip().lstrip("\ufeff")
+            if not line:
+                in_cue = False
+                continue
+            if _TIMING.match(line):
+                in_cue, cue_start = True, lineno
+                continue
+            if not in_cue:
+                continue  # cue numbers, WEBVTT header, NOTE blocks
+            tagged = self.tagged(lineno, line)
+            if tagged is not None:
+                turns.append(RawTurn(tagged[0], tagged[1], lineno))
+            elif turns and turns[-1].line >= cue_start:
+                last = turns[-1]
+                turns[-1] = RawTurn(last.speaker, last.text + line, last.line)
+            else:
+                self.bad(lineno, "speaker", f"cue text without a speaker tag: {line[:30]!r}")
+        return self.single(turns)
+
+    def plain_file(self, text: str) -> list[RawTranscript]:
+        turns: list[RawTurn] = []
+        for lineno, raw in enumerate(text.split("\n"), start=1):
+            line = raw.strip().lstrip("\ufeff")
+            if not line:
+                continue
+            tagged = self.tagged(lineno, line)
+            if tagged is not None:
+                turns.append(RawTurn(tagged[0], tagged[1], lineno))
+            elif turns:
+                last = turns[-1]
+                turns[-1] = RawTurn(last.speaker, last.text + line, last.line)
+            else:
+                self.bad(lineno, "speaker", f"text before the first speaker tag: {line[:30]!r}")
+        return self.single(turns)
+
+    def single(self, turns: list[RawTurn]) -> list[RawTranscript]:
+        if not turns:
+            self.bad(1, "turns", "no speaker-tagged text")
+            return []
+        rid = self.path.stem
+        if not _ID.match(rid):
+            self.bad(1, "id", f"the file name {rid!r} is not a plain identifier")
+            return []
+        return [RawTranscript(rid, str(self.path), tuple(turns))]
+
+
+def read_transcript_file(path: str | Path) -> list[RawTranscript]:
+    """The transcripts of one file, or :class:`TranscriptError` naming every problem."""
+    path = Path(path)
+    reader = _Reader(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise TranscriptError(
+            [TranscriptProblem(str(path), 0, "<file>", f"unsupported suffix; use {SUFFIXES}")]
+        )
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(
+            [TranscriptProblem(str(path), 0, "<encoding>", f"not UTF-8: {exc}")]
+        ) from None
+    if suffix == ".json":
+        out = reader.json_file(text)
+    elif suffix == ".jsonl":
+        out = reader.jsonl_file(text)
+    elif suffix in (".srt", ".vtt"):
+        out = reader.subtitle_file(text)
+    else:
+        out = reader.plain_file(text)
+    for t in out:
+        if not any(turn.text for turn in t.turns):
+            reader.bad(1, f"{t.id}.turns", "every turn is empty")
+    if reader.problems:
+        raise TranscriptError(reader.problems)
+    return out
+
+
+def transcript_files(directory: str | Path) -> list[Path]:
+    """The transcript files of a directory (not recursive), sorted by name."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise FileNotFoundError(f"transcript directory not found: {d}")
+    return sorted(p for p in d.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+
+
+def read_transcripts(paths: Iterable[str | Path]) -> list[RawTranscript]:
+    """Every transcript of ``paths``; every problem of every file in one error; ids unique."""
+    out: list[RawTranscript] = []
+    problems: list[TranscriptProblem] = []
+    seen: dict[str, str] = {}
+    for p in paths:
+        try:
+            found = read_transcript_file(p)
+        except TranscriptError as exc:
+            problems.extend(exc.problems)
+            continue
+        for t in found:
+            if t.id in seen:
+                problems.append(
+                    TranscriptProblem(
+                        str(p), t.turns[0].line, "id", f"{t.id!r} repeats {seen[t.id]}"
+                    )
+                )
+            seen.setdefault(t.id, str(p))
+            out.append(t)
+    if problems:
+        raise TranscriptError(problems)
+    return out

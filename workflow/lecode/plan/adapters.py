@@ -1,0 +1,109 @@
+"""LoRA adapters served by vLLM: which adapter an entry selects and what identifies it
+(its training, the hash of its files, or its path), decided when the DAG is built."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
+from lecode.config.models import VLLMEntry
+
+
+def tree_sha256(root: str | Path) -> str:
+    """sha256 over (path relative to ``root``, bytes) of every file under ``root``, sorted by
+    relative path (files are read in blocks: adapters can be large)."""
+    root = Path(root)
+    files = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*") if p.is_file())
+    h = hashlib.sha256()
+    for rel, path in files:
+        h.update(rel.encode("utf-8") + b"\0")
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+class AdapterPlan:
+    """The adapter part of :class:`lecode.plan.Plan` (uses its SFT part for trained ones)."""
+
+    settings: Settings
+    warnings: list[str]
+    _adapter_ids: dict[str, str | None]
+
+    def adapter_path(self, name: str) -> str | None:
+        """The adapter directory entry ``name`` selects: a vLLM entry with ``server:`` whose
+        ``model`` is a key of that server's ``lora:`` mapping; else None."""
+        entry = self.settings.models.get(name)
+        if not isinstance(entry, VLLMEntry) or entry.server is None:
+            return None
+        server = self.settings.models.get(entry.server)
+        if not isinstance(server, VLLMEntry):
+            return None
+        return server.lora.get(entry.model or name)
+
+    def published_variant(self, path: str) -> str | None:
+        """The configured SFT variant whose ``publish_lora`` output ``path`` is (a DAG output),
+        or None (also when training is not configured: no base model)."""
+        if self.settings.sft.train.base_model is None:
+            return None
+        try:
+            variants = self.sft_variants
+            for v in variants:
+                if _same_path(path, self.sft_published(v)):
+                    return v
+        except (SettingsError, KeyError):
+            return None
+        return None
+
+    def adapter_identity(self, name: str) -> str | None:
+        """What names the adapter entry ``name`` serves, decided when the DAG is built:
+        ``train:<sft_train digest>`` for an adapter the workflow trains and publishes (known
+        before training: data, base model, hyperparameters, training code);
+        ``sha256:<hash of its files>`` for another adapter directory; ``path:<dir>`` (with a
+        warning) when that directory does not exist. None for entries without an adapter."""
+        if name in self._adapter_ids:
+            return self._adapter_ids[name]
+        path = self.adapter_path(name)
+        identity: str | None = None
+        if path is not None:
+            variant = self.published_variant(path)
+            if variant is not None:
+                identity = "train:" + self.sft_train_spec(variant).digest()
+            elif Path(path).is_dir():
+                identity = "sha256:" + tree_sha256(path)
+            else:
+                identity = "path:" + path
+                self.warnings.append(
+                    f"models.{name}: its adapter {path} does not exist and no rule of this "
+                    "workflow produces it; it is identified by its path until it exists"
+                )
+        self._adapter_ids[name] = identity
+        return identity
+
+    def adapter_inputs(self, *names: str) -> list[str]:
+        """The published SFT adapters (``publish_lora`` outputs) that the vLLM servers of the
+        entries ``names`` serve: a server takes every ``--lora-modules`` when it starts, so a
+        job that may start it waits for all of them. Adapters the DAG does not produce are no
+        inputs (they must exist)."""
+        models = self.settings.models
+        out: list[str] = []
+        for n in names:
+            entry = models.get(n)
+            if not isinstance(entry, VLLMEntry):
+                continue
+            server = models.get(entry.server or n)
+            if not isinstance(server, VLLMEntry):
+                continue
+            for path in server.lora.values():
+                variant = self.published_variant(path)
+                if variant is not None:
+                    out.append(self.sft_published(variant))
+        return sorted(dict.fromkeys(out))

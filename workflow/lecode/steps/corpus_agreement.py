@@ -1,0 +1,67 @@
+"""Agreement between the reviewers, and between the pre-annotation and each review."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+
+from lecode.corpus.agreement import Agreement, compare
+from lecode.corpus.agreement_report import write_agreement
+from lecode.corpus.inputs import load_pre, load_review
+from lecode.corpus.specs import AgreementSpec
+from lecode.metrics.advice import RougeL
+
+log = logging.getLogger("lecode")
+
+
+def run(
+    spec: AgreementSpec, *, stage1: Sequence[str], stage2: Sequence[str], out_dir: str
+) -> list[Path]:
+    pre1, pre2 = load_pre(stage1, stage2)
+    annotators = sorted({r.annotator for r in pre1.values()} | {r.annotator for r in pre2.values()})
+    pre_name = f"pre-annotation ({', '.join(annotators)})"
+    files = [f.path for f in spec.reviews]
+    reviews = {r: load_review(files, r, pre1, pre2) for r in spec.reviewers}
+    rouge = RougeL(punctuation=spec.rouge.punctuation == "keep")
+    agreements: list[Agreement] = []
+    for name, rv in reviews.items():
+        agreements.append(
+            compare(
+                pre_name,
+                name,
+                pre1,
+                rv.stage1,
+                pre2,
+                rv.stage2,
+                rouge=rouge,
+                threshold=spec.fact_threshold,
+            )
+        )
+    for a, b in combinations(spec.reviewers, 2):
+        ra, rb = reviews[a], reviews[b]
+        agreements.append(
+            compare(
+                a,
+                b,
+                ra.stage1,
+                rb.stage1,
+                ra.stage2,
+                rb.stage2,
+                rouge=rouge,
+                threshold=spec.fact_threshold,
+            )
+        )
+    changes = [c for rv in reviews.values() for c in rv.changes]
+    written = write_agreement(agreements, changes, out_dir, spec_digest=spec.digest())
+    for ag in agreements:
+        log.info(
+            "agreement %s vs %s: intents %.3f (kappa %.3f), facts F1 %.3f",
+            ag.first,
+            ag.second,
+            ag.intent_agreement,
+            ag.intent_kappa,
+            ag.fact_f1,
+        )
+    return written

@@ -1,0 +1,104 @@
+"""The registry of expert and client strategies: one declaration module per strategy.
+
+``strategies/<role>/<name>.py`` holds the declaration of strategy ``name`` of ``role``
+(``expert`` or ``client``) in its module-level constant ``STRATEGY``. Everything else derives
+from these declarations: the template map, what the LLM agents do each turn, the forecast's
+calls, the mock endpoint's replies and each simulate job's identity. Adding a strategy means
+adding its template file(s), its declaration module and its tests, nothing else.
+
+:func:`names` lists files and imports nothing, so settings can validate strategy names cheaply;
+:func:`get` imports the one module asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lecode.llm.errors import LLMConfigError
+
+if TYPE_CHECKING:
+    from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
+
+#: The fingerprint adds the digest of the one strategy a job uses (:func:`identity`), not all.
+DISCOVERY = "per_job"
+ROLES: tuple[str, ...] = ("expert", "client")
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _role_dir(role: str) -> Path:
+    if role not in ROLES:
+        raise LLMConfigError(f"strategies exist for roles {', '.join(ROLES)}, not {role!r}")
+    return PACKAGE_DIR / role
+
+
+def names(role: str) -> tuple[str, ...]:
+    """The declared strategy names of ``role``, sorted (file names; nothing is imported)."""
+    return tuple(sorted(p.stem for p in _role_dir(role).glob("*.py") if not p.stem.startswith("_")))
+
+
+def module_name(role: str, name: str) -> str:
+    """The module holding the declaration of ``role`` strategy ``name``."""
+    if name not in names(role):
+        raise LLMConfigError(
+            f"{role} strategy {name!r} is not declared; choose one of {', '.join(names(role))} "
+            f"(declarations live in {_role_dir(role)})"
+        )
+    return f"{__name__}.{role}.{name}"
+
+
+@cache
+def get(role: str, name: str) -> ExpertStrategy | ClientStrategy:
+    """The declaration of ``role`` strategy ``name`` (imports that one module)."""
+    from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
+
+    module = importlib.import_module(module_name(role, name))
+    declared = getattr(module, "STRATEGY", None)
+    kind = ExpertStrategy if role == "expert" else ClientStrategy
+    if not isinstance(declared, kind):
+        raise LLMConfigError(
+            f"{module.__name__}: STRATEGY must be a {kind.__name__}, not {type(declared).__name__}"
+        )
+    if declared.name != name:
+        raise LLMConfigError(
+            f"{module.__name__}: STRATEGY.name is {declared.name!r}; it must be the file name "
+            f"{name!r}"
+        )
+    return declared
+
+
+def expert_strategy(name: str) -> ExpertStrategy:
+    """The declaration of expert strategy ``name``."""
+    from lecode.strategies.declarations import ExpertStrategy
+
+    declared = get("expert", name)
+    assert isinstance(declared, ExpertStrategy)
+    return declared
+
+
+def client_strategy(name: str) -> ClientStrategy:
+    """The declaration of client strategy ``name``."""
+    from lecode.strategies.declarations import ClientStrategy
+
+    declared = get("client", name)
+    assert isinstance(declared, ClientStrategy)
+    return declared
+
+
+def identity(role: str, name: str) -> dict[str, str]:
+    """What a job running ``role`` strategy ``name`` depends on: ``{"<role>/<file>.txt":
+    digest}`` of every prompt template it reads, and ``{"strategy/<role>/<name>": digest}`` of
+    its declaration module's code (normalised: comments and docstrings do not count)."""
+    from lecode.fingerprint import code_digest, digest_files
+    from lecode.paths import PROMPTS_DIR
+
+    declared = get(role, name)
+    base = PROMPTS_DIR.resolve()
+    out = {}
+    for template in sorted(set(declared.templates.values())):
+        path = base / f"{template}.txt"
+        out[f"{role}/{path.name}"] = digest_files([path], path.parent)
+    out[f"strategy/{role}/{name}"] = code_digest([module_name(role, name)])
+    return out

@@ -1,0 +1,1 @@
+"""Client strategy declarations, one module per strategy (see :mod:`lecode.strategies`)."""

@@ -1,0 +1,138 @@
+"""What a strategy declaration holds: its templates, its calls, and its per-dialogue state.
+
+An expert turn is a sequence of calls (:meth:`ExpertStrategy.turn_calls`): on the first turn an
+optional ``opening`` call (private: its reply is never shown to the client; it becomes a template
+value of every later call of the dialogue), then either the forced advice, or a confidence
+``gate`` whose answer picks its ``advise`` or ``ask`` call, or the plain ``turn`` call. The LLM
+expert runs these calls, the forecast counts them and the mock endpoint answers each by its
+declared :data:`~lecode.strategies.calls.Reply` kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lecode.llm.errors import LLMConfigError
+from lecode.records import Case
+from lecode.strategies.calls import Call, Gate
+
+ReplyFormat = Literal["marked", "json"]
+
+
+@dataclass
+class ExpertState:
+    """One dialogue's state, created by :meth:`ExpertStrategy.start`: the case, whether the
+    opening call was made, and the template values the dialogue added (the opening's reply)."""
+
+    case: Case
+    opened: bool = False
+    values: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExpertStrategy:
+    """An expert strategy: ``templates`` maps a template key (what a :class:`Call` names) to a
+    template name under ``workflow/prompts`` (no suffix).
+
+    ``reply_format``: how move replies are written (``marked``: 提问：/建议：; ``json``:
+    ``{"action": ..., "content": ...}``, sent with the JSON response format). ``reask``: the
+    template key of the re-ask after a malformed move reply.
+    """
+
+    name: str
+    templates: Mapping[str, str]
+    forced: Call
+    turn: Call | None = None
+    gate: Gate | None = None
+    reask: str = "reask"
+    reply_format: ReplyFormat = "marked"
+    opening: Call | None = None
+    #: the template value the opening call's reply is stored in
+    opening_value: str = "plan"
+
+    def __post_init__(self) -> None:
+        if (self.turn is None) == (self.gate is None):
+            raise LLMConfigError(
+                f"expert strategy {self.name!r}: declare either a turn call or a gate, not "
+                "both or neither"
+            )
+        keys = [self.reask, *(c.template for c in self.calls())]
+        if self.gate is not None:
+            keys.append(self.gate.reask)
+        missing = sorted({k for k in keys if k not in self.templates})
+        if missing:
+            raise LLMConfigError(
+                f"expert strategy {self.name!r}: calls name template keys {missing} that "
+                f"its templates do not map ({sorted(self.templates)})"
+            )
+        expected = [(self.forced, ("advice",)), (self.turn, ("move", "question", "advice"))]
+        if self.gate is not None:
+            expected += [
+                (self.gate.call, ("yes_no", "score")),
+                (self.gate.ask, ("question",)),
+                (self.gate.advise, ("advice",)),
+            ]
+        for call, replies in expected:
+            if call is not None and call.reply not in replies:
+                raise LLMConfigError(
+                    f"expert strategy {self.name!r}: call {call.purpose!r} replies "
+                    f"{call.reply!r}; it must reply {' or '.join(replies)}"
+                )
+        if self.opening is not None and self.opening.reply != "text":
+            raise LLMConfigError(f"expert strategy {self.name!r}: the opening call replies text")
+
+    def calls(self) -> tuple[Call, ...]:
+        """Every call the strategy can make, each once."""
+        out = [self.forced]
+        if self.turn is not None:
+            out.append(self.turn)
+        if self.gate is not None:
+            out += [self.gate.call, self.gate.ask, self.gate.advise]
+        if self.opening is not None:
+            out.append(self.opening)
+        return tuple(dict.fromkeys(out))
+
+    @property
+    def scored(self) -> bool:
+        """Whether the gate compares a 0-1 confidence with the model's threshold."""
+        return self.gate is not None and self.gate.call.reply == "score"
+
+    def start(self, case: Case) -> ExpertState:
+        """The state of a new dialogue about ``case``."""
+        return ExpertState(case)
+
+    def turn_calls(self, *, first: bool, forced: bool) -> tuple[Call | Gate, ...]:
+        """The calls of one turn, in order; a :class:`Gate` stands for its confidence call
+        followed by its ``advise`` call (ready) or its ``ask`` call (not ready)."""
+        out: list[Call | Gate] = []
+        if first and self.opening is not None:
+            out.append(self.opening)
+        if forced:
+            out.append(self.forced)
+        elif self.gate is not None:
+            out.append(self.gate)
+        elif self.turn is not None:
+            out.append(self.turn)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class ClientStrategy:
+    """A client strategy: one ``answer`` call per question, rendered from ``templates``."""
+
+    name: str
+    templates: Mapping[str, str]
+    answer: Call = Call("answer", "answer", "answer")
+
+    def __post_init__(self) -> None:
+        if self.answer.template not in self.templates:
+            raise LLMConfigError(
+                f"client strategy {self.name!r}: its answer call names template key "
+                f"{self.answer.template!r}, which its templates do not map"
+            )
+
+    def question_calls(self) -> tuple[Call, ...]:
+        """The calls answering one question."""
+        return (self.answer,)

@@ -1,0 +1,1 @@
+"""Expert strategy declarations, one module per strategy (see :mod:`lecode.strategies`)."""
