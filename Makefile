@@ -17,7 +17,7 @@ SNAKEMAKE := LECODE_REPLAY=$(REPLAY) $(VENV)/bin/snakemake
 # they are. The CPU training test runs with them (tests/test_sft_train.py).
 SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow==26.0.1 \
 	dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0
-SFT_CONFIG ?= configs/sft.yaml
+SFT_CONFIG ?= configs/paper.yaml configs/sft.yaml
 GPUS ?= 4
 
 .PHONY: env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
@@ -47,9 +47,10 @@ dataset: env
 sft-data: env
 	$(SNAKEMAKE) --cores $(CORES) sft_data
 
-# The paper's SFT rows on a GPU host (docs/sft.md), in one run: training data,
-# LoRA training and publishing, then the vLLM server (started by the first job that needs it,
-# once the adapters exist) and the evaluation. First run: `make sft-paper REPLAY=0`.
+# The paper's experiment with its SFT rows on a GPU host (docs/sft.md), in one run: every
+# Table 3 row, the SFT rows' training data, LoRA training and publishing, then the vLLM server
+# (started by the first job that needs it, once the adapters exist) and the evaluation.
+# First run: `make sft-paper REPLAY=0`.
 sft-paper: env
 	$(SNAKEMAKE) --cores $(CORES) all_tables --configfile $(SFT_CONFIG) --resources gpu=$(GPUS) api=8
 

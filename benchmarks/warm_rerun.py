@@ -23,7 +23,7 @@ import argparse
 import sys
 import time
 
-from common import check_outcomes, mock_endpoint, new_runtime, simulate_experts
+from common import Run, check_outcomes, mock_endpoint, new_runtime, simulate_experts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,22 +35,20 @@ def main(argv: list[str] | None = None) -> int:
 
     with mock_endpoint(args.dialogues, latency=args.latency) as ep:
         store = ep.workdir / "store"
-        t0 = time.perf_counter()
-        rt = new_runtime(store)
-        first = simulate_experts(
-            ep, rt, journal_dir=ep.workdir / "journal-1", concurrency=args.concurrency
-        )
-        rt.close()
-        first_s = time.perf_counter() - t0
-        ep.control.reset()
 
-        t0 = time.perf_counter()
-        rt = new_runtime(store)
-        again = simulate_experts(
-            ep, rt, journal_dir=ep.workdir / "journal-2", concurrency=args.concurrency
-        )
-        rt.close()
-        again_s = time.perf_counter() - t0
+        def timed(journal: str) -> tuple[Run, float]:
+            """A run with a fresh runtime on the same store and its own journal."""
+            t0 = time.perf_counter()
+            rt = new_runtime(store)
+            run = simulate_experts(
+                ep, rt, journal_dir=ep.workdir / journal, concurrency=args.concurrency
+            )
+            rt.close()
+            return run, time.perf_counter() - t0
+
+        first, first_s = timed("journal-1")
+        ep.control.reset()
+        again, again_s = timed("journal-2")
         endpoint_calls = ep.control.stats()["total_requests"]
     check_outcomes(first.transcripts)
     check_outcomes(again.transcripts)

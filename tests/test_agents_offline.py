@@ -320,7 +320,8 @@ LABOUR = make_case("f1", "公司拖欠工资怎么办", facts=FACTS)
 
 
 def answer(client: Client, question: str, history: Sequence[Turn] = ()) -> str:
-    return asyncio.run(client.answer(LABOUR, list(history), question, meter=UsageMeter()))
+    dialogue = client.start(LABOUR)
+    return asyncio.run(dialogue.answer(list(history), question, meter=UsageMeter()))
 
 
 def test_fact_lookup_answers_with_matching_facts() -> None:

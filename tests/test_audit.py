@@ -37,7 +37,7 @@ from lecode.llm.mock import MockServer
 from lecode.llm.mock.players import INVENTED
 from lecode.records import Case, Matches, Transcript, Turn, Utterance
 from tests.support.cases import synthetic_cases, write_jsonl
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 
 FACTS = [
     "双方签订了劳动合同",
@@ -241,8 +241,7 @@ def cases(tmp_path: Path) -> list[Case]:
 def mock(
     tmp_path: Path, cases: list[Case], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[MockServer]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
-    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as server:
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as server:
         yield server
 
 
@@ -543,11 +542,10 @@ def test_a_mock_client_that_never_answers_real_questions_is_caught(
     from lecode.agents.human_replay import HumanReplayExpert
     from lecode.simulate import simulate_case
 
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
     repo = Path(__file__).resolve().parent.parent
     sample = repo / "data" / "sample" / "sample_testset.jsonl"
     cases = load_cases(sample)[:4]
-    with MockServer(case_files=[sample]) as server:
+    with mock_endpoint(sample, monkeypatch) as server:
         rt = runtime(tmp_path / "store")
         try:
             client = build_client(

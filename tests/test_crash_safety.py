@@ -18,12 +18,11 @@ import pytest
 
 from lecode.dataset import load_cases
 from lecode.llm.errors import ReplayMissError
-from lecode.llm.mock import MockServer
 from lecode.llm.store import ResponseStore, encode_line
 from lecode.records import Transcript, Turn
 from lecode.simulate import DialogueJournal
 from tests.support.cases import synthetic_cases, write_jsonl
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 
 PART = "model-abc"
 
@@ -266,9 +265,8 @@ def test_store_failed_write_does_not_swallow_the_next_line(
 def test_replay_miss_names_the_corrupt_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
     cases = load_cases(write_jsonl(tmp_path / "cases.jsonl", synthetic_cases(1)))
-    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as mock:
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as mock:
         url = mock.url
         rt = runtime(tmp_path / "store")
         asyncio.run(simulate(cases, rt, model_cfg(url)))

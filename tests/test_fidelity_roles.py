@@ -213,7 +213,8 @@ def test_inline_reasoning_never_reaches_the_protocol() -> None:
         load_strategy("client", "first_person_dialogue"),
         strategy="first_person_dialogue",
     )
-    answer = asyncio.run(client.answer(CASE, HISTORY, "对方是做什么工作的？", meter=meter))
+    dialogue = client.start(CASE)
+    answer = asyncio.run(dialogue.answer(HISTORY, "对方是做什么工作的？", meter=meter))
     assert answer == "不知道"
 
     matcher = LLMMatcher(
@@ -391,3 +392,32 @@ def test_mediq_threshold_reasks_ambiguous_confidence_and_counts_failures() -> No
     with pytest.raises(RoleError):
         move(e, meter)
     assert meter.by_role["expert"].confidence_failures == 2
+
+
+def test_each_client_dialogue_holds_the_state_its_strategy_started() -> None:
+    """One client serves two dialogues at once: each answer call renders the case its
+    strategy's ``start(case)`` put into that dialogue's state."""
+    llm = ScriptedLLM(["有借条。", "对方是司机。"])
+    client = LLMSimulatedClient(
+        "c",
+        llm,  # type: ignore[arg-type]
+        load_strategy("client", "first_person_dialogue"),
+        strategy="first_person_dialogue",
+    )
+    other = Case(
+        id="c2",
+        initial_query="工伤怎么赔？",
+        dialogue=(),
+        facts=("在工地摔伤", "对方是司机"),
+        importance=(3, 1),
+        suggestion="申请工伤认定。",
+    )
+    first, second = client.start(CASE), client.start(other)
+    assert (first.state.case, second.state.case) == (CASE, other)
+    assert first.state is not second.state and first.state.values == {}
+    meter = UsageMeter()
+    asyncio.run(first.answer(HISTORY, "有借条吗？", meter=meter))
+    asyncio.run(second.answer(HISTORY, "对方做什么工作？", meter=meter))
+    prompts = ["".join(m["content"] for m in r) for r in llm.requests]
+    assert "借款金额五万元" in prompts[0] and "借款金额五万元" not in prompts[1]
+    assert "在工地摔伤" in prompts[1] and "在工地摔伤" not in prompts[0]

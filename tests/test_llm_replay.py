@@ -9,18 +9,16 @@ import pytest
 
 from lecode.dataset import load_cases
 from lecode.llm.errors import LLMCallError, ReplayMissError
-from lecode.llm.mock import MockServer
 from lecode.llm.runtime import LLMRuntime
 from tests.support.cases import synthetic_cases, write_jsonl
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.mock_llm import KEY_ENV, mock_endpoint, model_cfg, runtime, simulate
 
 
 def test_replay_reproduces_a_warm_store_without_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
     cases = load_cases(write_jsonl(tmp_path / "cases.jsonl", synthetic_cases(6)))
-    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as mock:
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as mock:
         url = mock.url
         rt = runtime(tmp_path / "store")
         first = asyncio.run(simulate(cases, rt, model_cfg(url), strategy="mediq"))

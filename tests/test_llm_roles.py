@@ -20,7 +20,7 @@ from lecode.llm.templates import template_paths as template_files
 from lecode.records import Case, Transcript, Turn
 from lecode.strategies import ROLES, names
 from tests.support.cases import synthetic_cases, write_jsonl
-from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
+from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 
 
 @pytest.fixture
@@ -32,8 +32,7 @@ def cases(tmp_path: Path) -> list[Case]:
 def mock(
     tmp_path: Path, cases: list[Case], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[MockServer]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")
-    with MockServer(case_files=[tmp_path / "cases.jsonl"]) as server:
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as server:
         yield server
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.base import SettingsError
+from lecode.config.experiment import Settings
 from lecode.llm.errors import LLMCallError, LLMConfigError
 from lecode.llm.mock import MockServer
 from lecode.llm.secrets import redact, register_secret
@@ -32,6 +34,10 @@ def test_keys_are_never_read_from_configuration() -> None:
         ModelSpec.from_config(
             "m", {"backend": "openai", "base_url": "x", "model": "m", "api_key": SECRET}
         )
+    raw = {"models": {"m": {"backend": "openai", "base_url": "x", "model": "m", "api_key": SECRET}}}
+    with pytest.raises(SettingsError, match="models.m: .*name it with api_key_env") as info:
+        Settings.parse(raw)
+    assert SECRET not in str(info.value)
 
 
 def test_missing_key_variable_is_named_not_guessed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,7 +47,16 @@ PAPER_ROWS = [
 def paper_on_mock(url: str, key_env: str) -> dict[str, Any]:
     """configs/paper.yaml with every model entry an OpenAI-compatible entry on the mock."""
     paper = yaml.safe_load((REPO / "configs/paper.yaml").read_text(encoding="utf-8"))
-    keep = ("label", "group", "paper_label", "temperature", "max_tokens", "seed", "unmarked")
+    keep = (
+        "label",
+        "group",
+        "paper_label",
+        "temperature",
+        "max_tokens",
+        "seed",
+        "unmarked",
+        "markers",
+    )
     paper["models"] = {
         name: {
             "backend": "openai",

@@ -62,6 +62,8 @@ def test_one_experts_setting_reruns_that_expert_only() -> None:
 
 def test_a_label_changes_the_tables_only() -> None:
     assert _changed(lambda p: p["experts"][2].update(label="A!")) == {"tables"}
+    assert _changed(lambda p: p["experts"][2].update(group="Ours")) == {"tables"}
+    assert _changed(lambda p: p["experts"][2].update(paper_label="GPT-4o")) == {"tables"}
 
 
 def test_adding_an_expert_keeps_every_other_digest() -> None:

@@ -26,7 +26,7 @@ def sft_overlay(lora: dict[str, str], **train: Any) -> dict[str, Any]:
     return {
         "sft": {
             "variants": ["direct", "keyfact"],
-            "train": {"base_model": "models/base", "devices": 1, **train},
+            "train": {"enabled": True, "base_model": "models/base", "devices": 1, **train},
         },
         "models": {
             "base": {

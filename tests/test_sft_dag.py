@@ -30,7 +30,8 @@ def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proj = copy_project(tmp_path_factory.mktemp("sftproj"))
     (proj / "configs").mkdir()
-    (proj / "configs/sft.yaml").write_text((REPO / "configs/sft.yaml").read_text("utf-8"), "utf-8")
+    for name in ("paper.yaml", "sft.yaml"):
+        (proj / "configs" / name).write_text((REPO / "configs" / name).read_text("utf-8"), "utf-8")
     return proj
 
 
@@ -71,6 +72,7 @@ def test_the_paper_configuration_plans_three_trainings_on_gpus(project: Path) ->
         "--resources",
         "gpu=4",
         "--configfile",
+        "configs/paper.yaml",
         "configs/sft.yaml",
         "--config",
         "experts=[{model: human_replay, strategy: baseline}]",

@@ -51,6 +51,29 @@ def environ(project: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def slurm_snakemake(
+    target: str,
+    user_profile: Path,
+    *configfiles: str,
+    dry_run: bool = False,
+    fast_poll: bool = False,
+) -> list[str]:
+    """Snakemake making ``target`` on SLURM with the workflow's and the user's profile (the
+    target first: ``--configfile`` takes several values and would swallow it)."""
+    return [
+        str(BIN / "snakemake"),
+        target,
+        *(["-n"] if dry_run else []),
+        "--workflow-profile",
+        "profiles/slurm",
+        "--profile",
+        str(user_profile),
+        *(FAST_POLL if fast_poll else ()),
+        "--configfile",
+        *configfiles,
+    ]
+
+
 def run(
     cwd: Path, *args: str, env: Mapping[str, str], timeout: int = 900
 ) -> subprocess.CompletedProcess[str]:

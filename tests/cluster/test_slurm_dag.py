@@ -20,11 +20,11 @@ import pytest
 
 from tests.cluster.conftest import (
     BIN,
-    FAST_POLL,
     environ,
     run,
     sacct_jobs,
     slurm_run_id,
+    slurm_snakemake,
 )
 from tests.conftest import copy_project
 from tests.test_workflow_integration import TINY
@@ -77,15 +77,7 @@ def runs(slurm: str, user_profile: Path, tmp_path_factory: pytest.TempPathFactor
     try:
         cluster_run = run(
             cluster,
-            snakemake,
-            "all_tables",
-            "--workflow-profile",
-            "profiles/slurm",
-            "--profile",
-            str(user_profile),
-            *FAST_POLL,
-            "--configfile",
-            "tiny.yaml",
+            *slurm_snakemake("all_tables", user_profile, "tiny.yaml", fast_poll=True),
             env=environ(cluster),
         )
         cluster_s = time.monotonic() - started
@@ -180,15 +172,7 @@ def test_tables_are_identical_to_a_local_run(runs: dict) -> None:
 def test_a_second_cluster_run_has_nothing_to_do(runs: dict, user_profile: Path) -> None:
     proc = run(
         runs["cluster"],
-        str(BIN / "snakemake"),
-        "all_tables",
-        "-n",
-        "--workflow-profile",
-        "profiles/slurm",
-        "--profile",
-        str(user_profile),
-        "--configfile",
-        "tiny.yaml",
+        *slurm_snakemake("all_tables", user_profile, "tiny.yaml", dry_run=True),
         env=environ(runs["cluster"]),
     )
     assert "Nothing to be done" in proc.stdout + proc.stderr

@@ -22,14 +22,13 @@ import yaml
 
 from tests.cluster.conftest import (
     ACCOUNT,
-    BIN,
-    FAST_POLL,
     PARTITION,
     REPO,
     VENV,
     cmd,
     environ,
     run,
+    slurm_snakemake,
 )
 from tests.conftest import copy_project
 from tests.support.vllm_standin import COMMAND as STANDIN
@@ -141,15 +140,7 @@ def test_the_cluster_run_then_simulates_only_the_other_experts(
     assert gpu_job["State"] == "COMPLETED"
     proc = run(
         project,
-        str(BIN / "snakemake"),
-        "all_tables",
-        "-n",
-        "--workflow-profile",
-        "profiles/slurm",
-        "--profile",
-        str(user_profile),
-        "--configfile",
-        "vllm.yaml",
+        *slurm_snakemake("all_tables", user_profile, "vllm.yaml", dry_run=True),
         env=job_env(project),
     )
     out = proc.stdout + proc.stderr
@@ -170,18 +161,7 @@ def test_a_cluster_job_that_needs_the_server_fails_naming_it(
     # neither transcripts nor the journal nor stored responses: the simulation must ask
     shutil.rmtree(copy / "results" / "transcripts" / "local")
     shutil.rmtree(copy / "store")
-    args = [
-        str(BIN / "snakemake"),
-        "all_transcripts",
-        "--workflow-profile",
-        "profiles/slurm",
-        "--profile",
-        str(user_profile),
-        *FAST_POLL,
-        "--configfile",
-        "vllm.yaml",
-        "gpu.yaml",
-    ]
+    args = slurm_snakemake("all_transcripts", user_profile, "vllm.yaml", "gpu.yaml", fast_poll=True)
     proc = subprocess.run(
         args, cwd=copy, capture_output=True, text=True, timeout=600, env=job_env(copy)
     )

@@ -4,20 +4,33 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.config.models import ModelEntry, model_entry
+from lecode.llm.mock import MockServer
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
 from lecode.records import Case, Transcript
 
 FAST_RETRY = RetryPolicy(base_delay=0.001, rate_limit_delay=0.001, max_delay=0.01)
 KEY_ENV = "LECODE_TEST_API_KEY"
+TEST_KEY = "sk-test-0123456789abcdef"
+
+
+@contextmanager
+def mock_endpoint(cases_file: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
+    """The mock endpoint playing ``cases_file``, with the test key in :data:`KEY_ENV`."""
+    monkeypatch.setenv(KEY_ENV, TEST_KEY)
+    with MockServer(case_files=[cases_file]) as server:
+        yield server
 
 
 def entry(name: str, raw: Mapping[str, Any]) -> ModelEntry:

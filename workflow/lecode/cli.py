@@ -103,9 +103,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from lecode.preflight import preflight
 
     settings = Settings.load(args.params[0], *args.params[1:])
-    preflight(settings)
+    preflight(settings, layers=args.params)
     plan = Plan(settings)
     for x in plan.system_files:
+        if x.not_run is not None:
+            print(f"{x.system.label}: not run ({x.not_run})")
+            continue
         print(f"{x.system.label}: simulate {x.simulate}, match {x.match}, score {x.score}")
     print(f"tables {plan.tables_spec.digest()}; configuration valid")
     return 0

@@ -58,14 +58,6 @@ class DatasetError(ValueError):
         super().__init__(f"{len(self.violations)} problem(s) in the dataset:\n{shown}{tail}")
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _intent_number(label: Any) -> int | None:
     if isinstance(label, int):
         return label if label in INTENT_LABELS else None

@@ -6,7 +6,7 @@ refuse the same configurations with the same message. Also the JSON schema of ``
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,19 @@ def preflight(
     *,
     keys: bool = True,
     models: Iterable[str] | None = None,
+    layers: Sequence[str | Path] = (),
 ) -> None:
     """Dataset files readable, non-empty and valid LeCoDe JSONL; the sentinel's stored
-    judgements present when the sentinel runs; with ``keys``, the API key variable of every
-    model in ``models`` (default: every LLM model a role uses) set, unless in replay mode.
-    Raises :class:`SettingsError` naming each setting."""
-    problems = [*data_problems(settings), *sentinel_problems(settings)]
+    judgements present when the sentinel runs; one protocol per table (no two snapshots of a
+    protocol model; with ``layers``, the configuration files in merge order, defaults first, no
+    file that changes a protocol setting an earlier one set: :mod:`lecode.config.protocol`);
+    with ``keys``, the API key variable of every model in ``models`` (default: every LLM model a
+    role uses) set, unless in replay mode. Raises :class:`SettingsError` naming each setting."""
+    from lecode.config.protocol import layer_problems, load_layers, snapshot_problems
+
+    problems = [*layer_problems(load_layers(layers)), *snapshot_problems(settings)]
+    problems += [*data_problems(settings), *sentinel_problems(settings)]
+    problems += questions_file_problems(settings)
     if keys:
         names = settings.llm_models() if models is None else models
         problems += key_problems(settings, names, environ)
@@ -84,6 +91,20 @@ def _needs_train(settings: Settings) -> bool:
     return any(
         getattr(settings.models[e.model], "agent", None) == "retrieval" for e in settings.experts
     )
+
+
+def questions_file_problems(settings: Settings) -> list[str]:
+    """The reliability study's hand-written questions file, when it has one, is valid."""
+    r = settings.reliability
+    if not r.enabled or r.questions_file is None:
+        return []
+    from lecode.reliability_hand import HandQuestionsError, read_hand_questions
+
+    try:
+        read_hand_questions(r.questions_file, r.questions)
+    except HandQuestionsError as exc:
+        return [f"reliability.questions_file: {exc}"]
+    return []
 
 
 def sentinel_problems(settings: Settings) -> Iterator[str]:

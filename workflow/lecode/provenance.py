@@ -179,6 +179,8 @@ def system_info(x: SystemFiles, spec: ReportSpec, data: ReportInputs) -> SystemI
     for name in ("client", "matcher", "judge"):
         if name in spec.roles and (name != "judge" or x.judge is not None):
             roles[name] = _role(spec.roles[name])
+    if x.not_run is not None:  # no jobs, no files: Table 3's note says why
+        return SystemInfo(system=x.system, roles=roles)
     ts = {p: data.transcript_files[p] for p in x.transcripts}
     ms = {p: data.match_files[p] for p in x.matches}
     js = {p: data.judgement_files[p] for p in x.judgements}

@@ -16,7 +16,10 @@ initial query. The questions are the real lawyer's next ``questions`` clarifying
 fewer remain there, the last ``questions`` clarifying questions of the dialogue, with the
 rounds before the first of them (at most ``context_rounds``) as context. A configured question
 writer (an LLM) instead writes ``questions`` questions after the first ``context_rounds``
-rounds, seeing the initial query and the context (never the facts).
+rounds, seeing the initial query and the context (never the facts). A file of hand-written
+questions (``reliability.questions_file``, :mod:`lecode.reliability_hand`) names the
+consultations and their questions, asked after the first ``context_rounds`` rounds, as the
+paper did.
 
 Per answer, four 0/1 values: ``relevance`` and ``factuality`` (the judge), ``audit_factual``
 (no unsupported statement and no contradiction) and ``audit_protocol`` (at most 3 facts and no
@@ -64,7 +67,9 @@ BLOCKS: tuple[tuple[str, str, str | None], ...] = (
     ("audit_protocol", "Protocol (audit: at most 3 facts, no withheld 不知道)", None),
 )
 JUDGE_KEYS = ("relevance", "factuality")
-QuestionSource = Literal["lawyer", "writer"]
+#: Where a consultation's questions come from: the real lawyer's next clarifying questions,
+#: the LLM question writer, or a file of hand-written questions (the paper's protocol).
+QuestionSource = Literal["lawyer", "writer", "hand"]
 
 
 class _Record(BaseModel):

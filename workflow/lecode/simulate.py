@@ -49,6 +49,7 @@ async def simulate_case(
     error: str | None = None
     asked = 0
     dialogue = expert.start(case)
+    answers = client.start(case)
     try:
         while True:
             must_advise = asked >= max_turns
@@ -64,7 +65,7 @@ async def simulate_case(
                 raise RoleError(f"expert asked a question after {max_turns} questions")
             turns.append(Turn(speaker="lawyer", kind="question", text=move.text))
             asked += 1
-            answer = await client.answer(case, turns, move.text, meter=meter)
+            answer = await answers.answer(turns, move.text, meter=meter)
             turns.append(Turn(speaker="client", kind="answer", text=answer))
     except RoleError as exc:
         stop, error = exc.kind, str(exc)

@@ -172,12 +172,23 @@ class SystemFiles(Section):
     transcripts: tuple[str, ...]
     matches: tuple[str, ...]
     judgements: tuple[str, ...]
+    #: why the row is not run in this configuration (its cells show 0/N); None: it is run
+    not_run: str | None = None
+
+
+class ScoredRow(Section):
+    """A row as aggregation reads it: which expert and strategy, and its score file. Labels
+    are not part of it: a relabelled row reruns the tables only."""
+
+    expert: str
+    strategy: str
+    score_file: str
 
 
 class AggregateSpec(JobSpec):
     step: ClassVar[str] = "aggregate_scores"
     index: str
-    systems: tuple[SystemFiles, ...]
+    rows: tuple[ScoredRow, ...]
 
 
 class ReportSpec(JobSpec):
@@ -249,6 +260,8 @@ class ReliabilitySampleSpec(JobSpec):
     context_rounds: int
     questions: int
     writer: Role | None = None
+    #: hand-written questions per consultation (reliability.questions_file), named by content
+    questions_file: FileRef | None = None
     templates: dict[str, str] = {}
     runtime: Annotated[LLMRuntimeSpec, RUNTIME_ONLY] = LLMRuntimeSpec()
 

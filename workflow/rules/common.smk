@@ -16,7 +16,11 @@ from lecode.preflight import check_keys, count_records, preflight
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
     # what `lecode check` runs too; API keys wait for the scheduled jobs (onstart)
-    preflight(SETTINGS, keys=False)
+    preflight(
+        SETTINGS,
+        keys=False,
+        layers=["params.yaml", *workflow.config_settings.configfiles],
+    )
 except SettingsError as exc:
     raise WorkflowError(str(exc)) from None
 
@@ -233,7 +237,7 @@ def score_params(wildcards):
 
 
 def all_score_files(wildcards=None):
-    return [x.score_file for x in PLAN.system_files]
+    return [x.score_file for x in PLAN.run_system_files]
 
 
 def all_transcript_files(wildcards=None):
@@ -328,7 +332,7 @@ def report_inputs(spec):
         "transcripts": [p for x in spec.systems for p in x.transcripts],
         "matches": [p for x in spec.systems for p in x.matches],
         "judgements": [p for x in spec.systems for p in x.judgements],
-        "scores": [x.score_file for x in spec.systems],
+        "scores": [x.score_file for x in spec.systems if x.not_run is None],
     }
     if spec.tables:
         # A folder named by its spec digest: what it holds is decided by that digest, and

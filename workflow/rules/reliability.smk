@@ -8,7 +8,14 @@ if PLAN.reliability_enabled:
     rule reliability_sample:
         input:
             **with_adapters(
-                {"train": PLAN.reliability_sample_spec.train.path},
+                {
+                    "train": PLAN.reliability_sample_spec.train.path,
+                    **(
+                        {"questions": SETTINGS.reliability.questions_file}
+                        if SETTINGS.reliability.questions_file
+                        else {}
+                    ),
+                },
                 SETTINGS.reliability.question_writer,
             ),
         output:

@@ -144,7 +144,7 @@ def _warn_stale_adapters():
         return
     for name in SETTINGS.llm_models():
         identity = PLAN.adapter_identity(name) or ""
-        if not identity.startswith("train:"):
+        if not identity.startswith("train:") or PLAN.not_run(name) is not None:
             continue
         path = PLAN.adapter_path(name)
         current = identity.removeprefix("train:")

@@ -104,15 +104,47 @@ class _CaseDialogue:
         return await self.expert.next_move(self.case, history, must_advise=must_advise, meter=meter)
 
 
+class ClientDialogue(Protocol):
+    """One dialogue of a client, holding whatever that dialogue needs to remember.
+
+    ``history`` holds the turns so far, ending with the lawyer's ``question``.
+    """
+
+    async def answer(self, history: Sequence[Turn], question: str, *, meter: UsageMeter) -> str: ...
+
+
 @runtime_checkable
 class Client(Protocol):
-    """Simulated client: answers from the case's atomic facts, or exactly ``不知道``."""
+    """Simulated client: answers from the case's atomic facts, or exactly ``不知道``; one object
+    serves many dialogues at once, each started with :meth:`start`."""
 
     name: str
 
+    def start(self, case: Case) -> ClientDialogue: ...
+
+
+class CaseClient:
+    """A client whose answer depends only on the case and the history: :meth:`start` binds the
+    case to :meth:`answer`."""
+
+    name: str
+
+    def start(self, case: Case) -> ClientDialogue:
+        return _CaseClientDialogue(self, case)
+
     async def answer(
         self, case: Case, history: Sequence[Turn], question: str, *, meter: UsageMeter
-    ) -> str: ...
+    ) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _CaseClientDialogue:
+    client: CaseClient
+    case: Case
+
+    async def answer(self, history: Sequence[Turn], question: str, *, meter: UsageMeter) -> str:
+        return await self.client.answer(self.case, history, question, meter=meter)
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lecode.agents.base import UsageMeter
+from lecode.agents.base import CaseClient, UsageMeter
 from lecode.agents.lexical import bigrams, found_in, keywords
 from lecode.records import UNKNOWN_ANSWER, Case, Turn
 
@@ -64,7 +64,7 @@ def _plain(fact: str) -> str:
     return fact.strip().rstrip(_TRAILING)
 
 
-class FactLookupClient:
+class FactLookupClient(CaseClient):
     """Answers from at most ``max_facts`` atomic facts of the case, or exactly ``不知道``."""
 
     def __init__(self, name: str, max_facts: int = 3) -> None:

@@ -45,7 +45,7 @@ from lecode.llm.parsing import (
     parse_yes_no,
     read_marked_reply,
 )
-from lecode.llm.render import count_questions, format_dialogue
+from lecode.llm.render import turn_values
 from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, RoleUsage, Turn
 from lecode.strategies import expert_strategy
@@ -127,14 +127,7 @@ class LLMExpertDialogue:
         self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
     ) -> ExpertMove:
         e, state = self.expert, self.state
-        asked = count_questions(history)
-        values: dict[str, object] = {
-            "dialogue": format_dialogue(history),
-            "asked": asked,
-            "remaining": max(0, e.max_turns - asked),
-            "max_turns": e.max_turns,
-            **state.values,
-        }
+        values = {**turn_values(history, e.max_turns), **state.values}
         move: ParsedMove | None = None
         for step in e.declaration.turn_calls(first=not state.opened, forced=must_advise):
             if isinstance(step, Gate):

@@ -270,6 +270,11 @@ def _reliability_problems(s: Settings) -> Iterable[str]:
             yield f"reliability.clients[{i}].model: model {c.model!r} is not defined under models"
         elif not m.is_llm and OFFLINE_ROLES[m.agent] != "client":  # type: ignore[union-attr]
             yield f"reliability.clients[{i}].model: offline agent {m.agent!r} is not a client"  # type: ignore[union-attr]
+    if r.question_writer is not None and r.questions_file is not None:
+        yield (
+            "reliability.questions_file: the questions come from a file or from "
+            f"reliability.question_writer ({r.question_writer!r}), not both"
+        )
     models = [c.model for c in r.clients]
     if len(set(models)) != len(models):
         yield f"reliability.clients: {models} names a model twice"
@@ -289,6 +294,11 @@ def _sft_problems(s: Settings) -> Iterable[str]:
     sft = s.sft
     if len(set(sft.variants)) != len(sft.variants):
         yield f"sft.variants: {list(sft.variants)} repeats a variant"
+    if sft.train.enabled and sft.train.base_model is None:
+        yield (
+            "sft.train.enabled: training needs sft.train.base_model, the base model's local "
+            "directory (e.g. models/Qwen2.5-7B-Instruct)"
+        )
     if sft.writer is not None:
         entry = s.models.get(sft.writer)
         if entry is None:

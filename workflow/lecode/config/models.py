@@ -140,6 +140,16 @@ class _LLMEntry(_Entry):
         description="where an expert reply's 提问/建议 marker may stand, and replies with both",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "api_key" in data:
+            raise ValueError(
+                "write the key into an environment variable and name it with api_key_env; "
+                "keys are never read from configuration files"
+            )
+        return data
+
 
 class OpenAIEntry(_LLMEntry):
     """Any OpenAI-compatible endpoint (OpenAI, DashScope, DeepSeek, llama.cpp server)."""

@@ -112,6 +112,11 @@ class SFTTrainSettings(Section):
     the paper's (appendix D.1.3). Effective batch = per_device_batch_size x
     gradient_accumulation_steps x devices (4 x 4 x 4 = 64)."""
 
+    enabled: Annotated[bool, RUNTIME_ONLY] = Field(
+        False,
+        description="train and publish the adapters in this run (GPU; the opt-in). Off: the "
+        "rows of adapters this workflow would publish are shown as not run",
+    )
     base_model: str | None = Field(
         None, description="local directory of the base model (Qwen2.5-7B-Instruct in the paper)"
     )
@@ -182,7 +187,13 @@ class ReliabilitySettings(Section):
     question_writer: Name | None = Field(
         None,
         description="LLM model entry that writes the questions; null: the real lawyer's next "
-        "clarifying questions (intent 5)",
+        "clarifying questions (intent 5), or the questions_file's",
+    )
+    questions_file: str | None = Field(
+        None,
+        description="JSONL of hand-written questions, one consultation a line: "
+        '{"id": <training case id>, "questions": [<reliability.questions> strings]}; the '
+        "study's consultations are the file's (the paper's protocol), n_cases and seed unused",
     )
     clients: tuple[ReliabilityClient, ...] = Field(
         (), description="client models studied; empty: the experiment's client model"

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from lecode.corpus.annotations import Stage1Annotation, Stage2Annotation
-from lecode.dataset import DatasetError, file_sha256, load_cases, to_lecode_json
+from lecode.dataset import DatasetError, load_cases, to_lecode_json
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Utterance
+from lecode.specs import file_sha256
 
 TRAIN_FILE = "LeCoDe_trainset.jsonl"
 TEST_FILE = "LeCoDe_testset.jsonl"

@@ -45,6 +45,17 @@ def _object(reply: str, key: str) -> dict[str, Any]:
     return data
 
 
+def _entries(data: dict[str, Any], key: str, text: str, shape: str) -> list[dict[str, Any]]:
+    """The non-empty list ``data[key]``, each item an object with a string ``text``."""
+    items = data[key]
+    if not isinstance(items, list) or not items:
+        raise ReplyFormatError(f'"{key}" must be a non-empty list')
+    for k, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get(text), str):
+            raise ReplyFormatError(f"{key}[{k}] must be {{{shape}}}")
+    return items
+
+
 def _speaker(value: Any, where: str) -> Any:
     role = ZH_SPEAKER.get(str(value).strip().lower()) or ZH_SPEAKER.get(str(value).strip())
     if role is None:
@@ -68,13 +79,8 @@ def parse_roles(reply: str, t: RawTranscript, annotator: str) -> RoleAnnotation:
 
 def parse_stage1(reply: str, tid: str, annotator: str) -> Stage1Annotation:
     data = _object(reply, "dialogue")
-    items = data["dialogue"]
-    if not isinstance(items, list) or not items:
-        raise ReplyFormatError('"dialogue" must be a non-empty list')
     out = []
-    for k, item in enumerate(items):
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise ReplyFormatError(f"dialogue[{k}] must be {{speaker, text, intent}}")
+    for k, item in enumerate(_entries(data, "dialogue", "text", "speaker, text, intent")):
         try:
             out.append(
                 AnnotatedUtterance(
@@ -95,13 +101,8 @@ def parse_stage1(reply: str, tid: str, annotator: str) -> Stage1Annotation:
 
 def parse_stage2(reply: str, tid: str, annotator: str) -> Stage2Annotation:
     data = _object(reply, "facts")
-    facts_raw = data["facts"]
-    if not isinstance(facts_raw, list) or not facts_raw:
-        raise ReplyFormatError('"facts" must be a non-empty list')
     facts = []
-    for k, item in enumerate(facts_raw):
-        if not isinstance(item, dict) or not isinstance(item.get("fact"), str):
-            raise ReplyFormatError(f"facts[{k}] must be {{fact, importance}}")
+    for k, item in enumerate(_entries(data, "facts", "fact", "fact, importance")):
         weight = _as_int(item.get("importance"))
         if weight not in (1, 2, 3):
             raise ReplyFormatError(f"facts[{k}].importance must be 1, 2 or 3")

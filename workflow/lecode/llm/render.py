@@ -45,3 +45,15 @@ def format_qa_pairs(pairs: Sequence[tuple[int, str, str]]) -> str:
 
 def count_questions(history: Sequence[Turn]) -> int:
     return sum(1 for t in history if t.kind == "question")
+
+
+def turn_values(history: Sequence[Turn], max_turns: int) -> dict[str, object]:
+    """The template values of an expert's turn: the dialogue so far, and the clarifying
+    questions asked and remaining of ``max_turns``."""
+    asked = count_questions(history)
+    return {
+        "dialogue": format_dialogue(history),
+        "asked": asked,
+        "remaining": max(0, max_turns - asked),
+        "max_turns": max_turns,
+    }

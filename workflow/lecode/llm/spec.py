@@ -159,11 +159,6 @@ class ModelSpec:
     def from_config(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
         """The spec of entry ``name`` written as a mapping (a tool's, a JSON file's): the edge
         where a mapping becomes a typed entry (:func:`~lecode.config.models.model_entry`)."""
-        if "api_key" in cfg:
-            raise LLMConfigError(
-                f"models.{name}: write the key into an environment variable and name it "
-                "with api_key_env; keys are never read from configuration files"
-            )
         try:
             entry = model_entry(name, cfg)
         except SettingsError as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
-from lecode.config.models import VLLMEntry
+from lecode.config.models import ModelEntry, VLLMEntry
 
 
 def tree_sha256(root: str | Path) -> str:
@@ -49,19 +49,37 @@ class AdapterPlan:
             return None
         return server.lora.get(entry.model or name)
 
-    def published_variant(self, path: str) -> str | None:
-        """The configured SFT variant whose ``publish_lora`` output ``path`` is (a DAG output),
-        or None (also when training is not configured: no base model)."""
-        if self.settings.sft.train.base_model is None:
-            return None
+    @property
+    def sft_training(self) -> bool:
+        """Whether this run trains and publishes the SFT adapters (``sft.train.enabled``, the
+        GPU opt-in; the settings check that it comes with a base model)."""
+        t = self.settings.sft.train
+        return t.enabled and t.base_model is not None
+
+    def publish_target(self, path: str) -> str | None:
+        """The configured SFT variant whose ``publish_lora`` output ``path`` is, whether or not
+        this run trains it; else None."""
         try:
-            variants = self.sft_variants
-            for v in variants:
+            for v in self.sft_variants:
                 if _same_path(path, self.sft_published(v)):
                     return v
         except (SettingsError, KeyError):
             return None
         return None
+
+    def published_variant(self, path: str) -> str | None:
+        """The configured SFT variant whose ``publish_lora`` output ``path`` is, when this run
+        trains it (a DAG output); else None."""
+        return self.publish_target(path) if self.sft_training else None
+
+    def not_run(self, name: str) -> str | None:
+        """Why the rows of entry ``name`` are not run: its adapter is one this workflow
+        publishes (``<sft.train.publish_dir>/<variant>-sft``), and this run does not train
+        (``sft.train.enabled`` is off); else None."""
+        path = self.adapter_path(name)
+        if path is None or self.sft_training or self.publish_target(path) is None:
+            return None
+        return "their adapters are trained only in a run with sft.train.enabled: true (GPU)"
 
     def adapter_identity(self, name: str) -> str | None:
         """What names the adapter entry ``name`` serves, decided when the DAG is built:
@@ -74,9 +92,14 @@ class AdapterPlan:
         path = self.adapter_path(name)
         identity: str | None = None
         if path is not None:
-            variant = self.published_variant(path)
-            if variant is not None:
+            variant = self.publish_target(path)
+            trained = variant is not None and self.settings.sft.train.base_model is not None
+            if variant is not None and trained:
+                # also when this run does not train it (its rows are not run): the training
+                # that would publish it
                 identity = "train:" + self.sft_train_spec(variant).digest()
+            elif variant is not None:
+                identity = "untrained:" + path
             elif Path(path).is_dir():
                 identity = "sha256:" + tree_sha256(path)
             else:
@@ -107,3 +130,12 @@ class AdapterPlan:
                 if variant is not None:
                     out.append(self.sft_published(variant))
         return sorted(dict.fromkeys(out))
+
+    def served_entry(self, name: str) -> ModelEntry:
+        """Entry ``name`` as its vLLM server is started: without the adapters this run does not
+        train (they do not exist, and their rows are not run), so the base model's rows run."""
+        entry = self.settings.models[name]
+        if not isinstance(entry, VLLMEntry) or not entry.lora or self.sft_training:
+            return entry
+        lora = {k: p for k, p in entry.lora.items() if self.publish_target(p) is None}
+        return entry if lora == entry.lora else entry.model_copy(update={"lora": lora})

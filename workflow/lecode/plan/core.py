@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from lecode import paths
 from lecode.config.experiment import Settings
@@ -15,6 +16,7 @@ from lecode.metrics.registry import not_computed
 from lecode.shards import shard_name
 from lecode.specs import (
     AggregateSpec,
+    EvaluateSpec,
     FiguresSpec,
     FileRef,
     HtmlSpec,
@@ -23,6 +25,7 @@ from lecode.specs import (
     MatchSpec,
     ReportSpec,
     Role,
+    ScoredRow,
     ScoreSpec,
     ShardSpec,
     SimulateSpec,
@@ -32,6 +35,7 @@ from lecode.specs import (
 )
 
 PAPER_NUMBERS = "data/paper_numbers.csv"
+E = TypeVar("E", bound=EvaluateSpec)
 
 
 def prompt_hashes(names: tuple[str, ...]) -> dict[str, str]:
@@ -66,10 +70,15 @@ class CorePlan:
         self.settings = settings
         self.paper = str(paper)
         self.shards = [shard_name(k) for k in range(settings.dataset.n_shards)]
-        self.systems: list[System] = settings.systems()
         #: what the adapter identities could not establish (the Snakefile prints these)
         self.warnings: list[str] = []
         self._adapter_ids: dict[str, str | None] = {}
+        #: every table row, in configuration order (those :meth:`not_run` included)
+        self.table_systems: list[System] = settings.systems()
+        #: the rows this configuration runs
+        self.systems: list[System] = [
+            x for x in self.table_systems if self.not_run(x.expert) is None
+        ]
 
     # -- roles -------------------------------------------------------------------------------
 
@@ -89,7 +98,7 @@ class CorePlan:
         adapters = {n: self.adapter_identity(n) for n in needed}
         return LLMRuntimeSpec(
             llm=self.settings.llm,
-            models={n: models[n] for n in dict.fromkeys(needed)},
+            models={n: self.served_entry(n) for n in dict.fromkeys(needed)},
             max_turns=self.settings.simulation.max_turns,
             adapters={n: a for n, a in adapters.items() if a is not None},
         )
@@ -117,6 +126,8 @@ class CorePlan:
         train = None
         out = {}
         for e in s.experts:
+            if self.not_run(e.model) is not None:
+                continue
             expert = self.role(e.model)
             if getattr(expert.entry, "agent", None) == "retrieval":
                 train = train or FileRef.of(s.dataset.train)
@@ -150,29 +161,25 @@ class CorePlan:
     def _sim_digests(self) -> dict[tuple[str, str], str]:
         return {k: v.digest() for k, v in self._simulate.items()}
 
-    @cached_property
-    def match_spec(self) -> MatchSpec:
-        name = self.settings.matcher.model
+    def evaluate_spec(self, cls: type[E], kind: str, name: str) -> E:
+        """The spec of the matcher or judge (``kind``) played by model entry ``name``."""
         role = self.role(name)
-        return MatchSpec(
+        return cls(
             role=role,
-            templates=template_hashes("matcher", "default", role.entry),
-            code=step_code(MatchSpec.step),
+            templates=template_hashes(kind, "default", role.entry),
+            code=step_code(cls.step),
             runtime=self.runtime(name),
         )
+
+    @cached_property
+    def match_spec(self) -> MatchSpec:
+        return self.evaluate_spec(MatchSpec, "matcher", self.settings.matcher.model)
 
     @cached_property
     def judge_spec(self) -> JudgeSpec | None:
         if self.settings.judge is None:
             return None
-        name = self.settings.judge.model
-        role = self.role(name)
-        return JudgeSpec(
-            role=role,
-            templates=template_hashes("judge", "default", role.entry),
-            code=step_code(JudgeSpec.step),
-            runtime=self.runtime(name),
-        )
+        return self.evaluate_spec(JudgeSpec, "judge", self.settings.judge.model)
 
     @cached_property
     def mcfg(self) -> str:
@@ -257,8 +264,25 @@ class CorePlan:
     @cached_property
     def system_files(self) -> tuple[SystemFiles, ...]:
         out = []
-        for x in self.systems:
+        for x in self.table_systems:
             e, s = x.expert, x.strategy
+            reason = self.not_run(e)
+            if reason is not None:
+                out.append(
+                    SystemFiles(
+                        system=x,
+                        simulate="",
+                        match=self.mcfg,
+                        judge=self.jcfg,
+                        score=self.scfg,
+                        score_file="",
+                        transcripts=(),
+                        matches=(),
+                        judgements=(),
+                        not_run=reason,
+                    )
+                )
+                continue
             out.append(
                 SystemFiles(
                     system=x,
@@ -276,6 +300,11 @@ class CorePlan:
             )
         return tuple(out)
 
+    @property
+    def run_system_files(self) -> tuple[SystemFiles, ...]:
+        """The rows this configuration runs (rows :meth:`not_run` are shown as not run)."""
+        return tuple(x for x in self.system_files if x.not_run is None)
+
     def all_transcripts(self) -> list[str]:
         return [t for x in self.system_files for t in x.transcripts]
 
@@ -283,11 +312,11 @@ class CorePlan:
     def aggregate_spec(self) -> AggregateSpec:
         return AggregateSpec(
             index=self.index_file,
-            systems=tuple(
-                x.model_copy(
-                    update={"system": x.system.model_copy(update={"label": "", "group": ""})}
+            rows=tuple(
+                ScoredRow(
+                    expert=x.system.expert, strategy=x.system.strategy, score_file=x.score_file
                 )
-                for x in self.system_files
+                for x in self.run_system_files
             ),
             code=step_code(AggregateSpec.step),
         )
@@ -302,7 +331,7 @@ class CorePlan:
         if s.judge is not None:
             names["judge"] = s.judge.model
         roles = {k: self.role(v) for k, v in names.items()}
-        roles.update({f"expert:{e.model}": self.role(e.model) for e in s.experts})
+        roles.update({f"expert:{x.expert}": self.role(x.expert) for x in self.table_systems})
         return cls(
             aggregate=self.aggregate_file,
             index=self.index_file,

@@ -63,6 +63,7 @@ class ReliabilityPlan:
             context_rounds=r.context_rounds,
             questions=r.questions,
             writer=writer,
+            questions_file=FileRef.of(r.questions_file) if r.questions_file else None,
             templates=prompt_hashes(RELIABILITY_WRITER_TEMPLATES) if writer else {},
             code=step_code(ReliabilitySampleSpec.step),
             runtime=self.runtime(writer.name) if writer else LLMRuntimeSpec(),

@@ -40,7 +40,7 @@ from lecode.config.roles import System
 from lecode.config.sections import ReportSettings
 from lecode.recordio import atomic_write_text
 from lecode.records import Served
-from lecode.report.model import PAPER, Aggregation, Cell, Row, StatsTable, Table
+from lecode.report.model import PAPER, Aggregation, Cell, Row, RowFlags, StatsTable, Table
 from lecode.report.spec import Metric
 from lecode.specs import FileRef
 
@@ -184,7 +184,7 @@ class Column(_Model):
         return self.header
 
 
-class TableDocument(_Model):
+class TableDocument(_Model, RowFlags):
     schema_version: int
     table: str
     layout: Layout
@@ -231,14 +231,6 @@ class TableDocument(_Model):
     @property
     def name(self) -> str:
         return self.table
-
-    @property
-    def has_setting(self) -> bool:
-        return any(r.setting for r in self.rows)
-
-    @property
-    def has_groups(self) -> bool:
-        return any(r.group for r in self.rows)
 
     def render(self, *, latex_ci: bool = False, top: int = 0) -> dict[str, str]:
         """``{extension: text}`` of the table's Markdown, CSV and (but usage) LaTeX."""

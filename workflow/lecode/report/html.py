@@ -127,11 +127,7 @@ def table_html(doc: TableDocument) -> str:
         cells = "".join(f"<th>{escape(x)}</th>" for x in labels)
         cells += "".join(_cell_html(c, r, threshold, c.id) for c in r.cells)
         body.append(f'<tr data-kind="{r.kind}">{cells}</tr>')
-    return (
-        f'<div class="scroll"><table class="metrics" id="tbl-{escape(doc.table)}">'
-        f"<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table></div>{_notes(doc.notes)}"
-    )
+    return _scrolling_table(doc, head, body)
 
 
 def plain_table_html(doc: TableDocument) -> str:
@@ -148,6 +144,11 @@ def plain_table_html(doc: TableDocument) -> str:
             f'<td class="num" data-cell="{escape(c.id)}">{escape(c.display)}</td>' for c in r.cells
         )
         rows.append(f"<tr>{cells}</tr>")
+    return _scrolling_table(doc, head, rows)
+
+
+def _scrolling_table(doc: TableDocument, head: str, rows: list[str]) -> str:
+    """The table of ``doc`` (header cells ``head``, body ``rows``) and its notes."""
     return (
         f'<div class="scroll"><table class="metrics" id="tbl-{escape(doc.table)}">'
         f"<thead><tr>{head}</tr></thead>"

@@ -8,8 +8,9 @@ Markdown, CSV, LaTeX and HTML are rendered from and what ``lecode explain`` read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as checked_dataclass
@@ -136,8 +137,23 @@ class Row:
         return replace(self, cells=cells)
 
 
+class RowFlags:
+    """What the renderers ask of a table's rows: a base of the built table and its document."""
+
+    if TYPE_CHECKING:
+        rows: Sequence[Row]
+
+    @property
+    def has_setting(self) -> bool:
+        return any(r.setting for r in self.rows)
+
+    @property
+    def has_groups(self) -> bool:
+        return any(r.group for r in self.rows)
+
+
 @dataclass(frozen=True)
-class Table:
+class Table(RowFlags):
     """A metrics table as built: rows x ``metrics`` columns, plus notes printed under it."""
 
     name: str
@@ -151,14 +167,6 @@ class Table:
     @property
     def columns(self) -> tuple[Metric, ...]:
         return self.metrics
-
-    @property
-    def has_setting(self) -> bool:
-        return any(r.setting for r in self.rows)
-
-    @property
-    def has_groups(self) -> bool:
-        return any(r.group for r in self.rows)
 
 
 @dataclass(frozen=True)

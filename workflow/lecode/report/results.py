@@ -105,16 +105,8 @@ def aligned_pair(a: pl.DataFrame, b: pl.DataFrame, key: str) -> tuple[np.ndarray
 
 
 def paired_cell(result: PairedResult, metric: Metric, n_expected: int) -> Cell:
-    s = result.diff.scaled(metric.scale)
-    return Cell(
-        value=s.mean,
-        ci_low=s.ci_low,
-        ci_high=s.ci_high,
-        n=result.n,
-        N=n_expected,
-        p_value=result.p_value,
-        aggregation="paired_difference",
-    )
+    cell = cell_from_estimate(result.diff, metric, n_expected, "paired_difference")
+    return replace(cell, n=result.n, p_value=result.p_value)
 
 
 def paired_cells(

@@ -42,6 +42,15 @@ COLUMNS: tuple[Metric, ...] = tuple(
     for st in STRATEGIES
 )
 OURS = "ours"
+#: What Table 4's note says of each question source.
+QUESTION_NOTES: dict[str, str] = {
+    "hand": "questions: hand-written per consultation (reliability.questions_file), the "
+    "paper's protocol",
+    "lawyer": "questions: the real lawyer's next clarifying questions of each consultation "
+    "(the paper wrote its questions by hand; docs/paper-experiment.md)",
+    "writer": "questions: written by the LLM question writer (reliability.question_writer; "
+    "the paper wrote its questions by hand)",
+}
 PAPER_SETTING = "paper"
 AGGREGATION: dict[str, str] = {
     "relevance": "answers the judge found relevant to the lawyer's question",
@@ -71,9 +80,11 @@ def table4(
     judged: bool,
     paper: PaperNumbers | None = None,
     offline: Sequence[str] = (),
+    sources: Sequence[str] = (),
 ) -> Table:
     """``runs``: ``{client, label, strategy}`` per answer job (table order); ``answers`` by
-    ``(client, strategy)``; ``case_ids`` the sampled consultations (N)."""
+    ``(client, strategy)``; ``case_ids`` the sampled consultations (N); ``sources`` where the
+    questions came from (:data:`lecode.reliability.QuestionSource`), said in a note."""
     clients: dict[str, str] = {}
     for r in runs:
         clients.setdefault(r["client"], r["label"])
@@ -136,6 +147,7 @@ def table4(
         "audit blocks: the deterministic checks of lecode.audit against the fact list "
         "(README, 'Reading Table 4, the audit and the noise report')",
     ]
+    notes.extend(QUESTION_NOTES[s] for s in sources if s in QUESTION_NOTES)
     if published:
         notes.append(
             "paper: the published Table 4 (Qwen models, 100 training consultations with 5 "

@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lecode.llm.render import count_questions, format_dialogue, one_line
+from lecode.llm.render import count_questions, one_line, turn_values
 from lecode.llm.templates import PromptTemplate, load_template
 from lecode.records import CLARIFYING_QUESTION, LEGAL_ADVICE, Case, Turn, Utterance
 from lecode.sft.questions import TargetQuestion, answer_of
@@ -219,16 +219,9 @@ def sample(
     """The chat messages of one target and whether the advice-only prompt was used."""
     history = d.turns[:target]
     turn = d.turns[target]
-    asked = count_questions(history)
-    values = {
-        "dialogue": format_dialogue(history),
-        "asked": asked,
-        "remaining": max(0, max_turns - asked),
-        "max_turns": max_turns,
-    }
-    forced = turn.kind == "advice" and asked >= max_turns
+    forced = turn.kind == "advice" and count_questions(history) >= max_turns
     template = templates["advise" if forced else "turn"]
-    messages = template.render(**values)
+    messages = template.render(**turn_values(history, max_turns))
     marker = ADVICE_MARKER if turn.kind == "advice" else QUESTION_MARKER
     messages.append({"role": "assistant", "content": marker + turn.text})
     return messages, forced

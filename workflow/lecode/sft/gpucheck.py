@@ -154,7 +154,7 @@ def _answer(question: str, facts: list[str]) -> str:
 
 def consult(base_url: str, model: str, *, cases: int, max_turns: int, max_tokens: int) -> None:
     from lecode.llm.parsing import ReplyFormatError, parse_marked_reply
-    from lecode.llm.render import count_questions, format_dialogue
+    from lecode.llm.render import count_questions, turn_values
     from lecode.llm.templates import load_template
     from lecode.records import Turn
 
@@ -168,12 +168,7 @@ def consult(base_url: str, model: str, *, cases: int, max_turns: int, max_tokens
         stop = "max_turns"
         while True:
             asked = count_questions(history)
-            values = {
-                "dialogue": format_dialogue(history),
-                "asked": asked,
-                "remaining": max(0, max_turns - asked),
-                "max_turns": max_turns,
-            }
+            values = turn_values(history, max_turns)
             template = advise_t if asked >= max_turns else turn_t
             reply = _post(
                 base_url,

@@ -12,11 +12,9 @@ from lecode.specs import AggregateSpec
 
 def run(spec: AggregateSpec, *, out: str) -> pl.DataFrame:
     frames = []
-    for x in spec.systems:
+    for x in spec.rows:
         frame = read_scores(x.score_file)
-        check_union(
-            spec.index, frame["case_id"].to_list(), f"{x.system.expert}/{x.system.strategy}"
-        )
+        check_union(spec.index, frame["case_id"].to_list(), f"{x.expert}/{x.strategy}")
         frames.append(frame)
     allf = pl.concat(frames) if frames else scores_frame([])
     atomic_write_text(out, allf.write_csv(float_precision=6))

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from lecode.agents.base import Client, RoleError, UsageMeter
+from lecode.agents.base import Client, ClientDialogue, RoleError, UsageMeter
 from lecode.agents.clients import build_client
 from lecode.audit import audit_answer, known_answer
 from lecode.llm.errors import LLMCallError
@@ -34,10 +34,12 @@ async def answer_items(
     strategy: str,
     judge: ReliabilityJudge | None = None,
 ) -> list[ReliabilityAnswer]:
-    """Every question of every item answered (each on its own, after the item's context),
-    audited and, with a judge, judged; in item then question order."""
+    """Every question of every item answered (each on its own, after the item's context, in one
+    client dialogue per item), audited and, with a judge, judged; in item then question order."""
 
-    async def one(item: ReliabilityItem, k: int, question: str) -> ReliabilityAnswer:
+    async def one(
+        item: ReliabilityItem, dialogue: ClientDialogue, k: int, question: str
+    ) -> ReliabilityAnswer:
         meter = UsageMeter()
         case = item.case
         history = [*item.context, Turn(speaker="lawyer", kind="question", text=question)]
@@ -49,7 +51,7 @@ async def answer_items(
             "question": question,
         }
         try:
-            answer = await client.answer(case, history, question, meter=meter)
+            answer = await dialogue.answer(history, question, meter=meter)
         except (RoleError, LLMCallError) as exc:
             return ReliabilityAnswer(
                 **base, status="error", error=str(exc), usage=dict(meter.by_role)
@@ -74,7 +76,12 @@ async def answer_items(
             usage=dict(meter.by_role),
         )
 
-    jobs = [one(item, k, q) for item in items for k, q in enumerate(item.questions, start=1)]
+    dialogues = [client.start(item.case) for item in items]
+    jobs = [
+        one(item, dialogue, k, q)
+        for item, dialogue in zip(items, dialogues, strict=True)
+        for k, q in enumerate(item.questions, start=1)
+    ]
     return list(await asyncio.gather(*jobs))
 
 

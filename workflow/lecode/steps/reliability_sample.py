@@ -28,7 +28,17 @@ def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
         "context_rounds": spec.context_rounds,
         "questions": spec.questions,
     }
-    if spec.writer is None:
+    if spec.questions_file is not None:
+        from lecode.reliability_hand import hand_items, read_hand_questions
+
+        path = spec.questions_file.path
+        items = hand_items(
+            cases,
+            read_hand_questions(path, spec.questions),
+            context_rounds=spec.context_rounds,
+            source=path,
+        )
+    elif spec.writer is None:
         items = lawyer_items(cases, **kw)
     else:
         ctx = role_context(spec.runtime, [spec.writer], job="reliability_sample")

@@ -34,6 +34,7 @@ def run(spec: Table4Spec, *, out_dir: str) -> list[Path]:
         judged=judged,
         paper=load_paper_numbers(spec.paper.path),
         offline=offline,
+        sources=sorted({i.source for i in items}),
     )
     items_sha = file_sha256(spec.items)
     systems = {}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
-from lecode.specs import TablesSpec
+from lecode.specs import SystemFiles, TablesSpec
 from lecode.steps.report_inputs import ReportInputs
 
 log = logging.getLogger("lecode")
@@ -15,6 +16,15 @@ log = logging.getLogger("lecode")
 METRICS_FILE = "metrics.json"
 #: Every client answer the fidelity audit flagged, one JSON object per line.
 AUDIT_FILE = "client_audit.jsonl"
+
+
+def not_run_note(systems: Sequence[SystemFiles]) -> str:
+    """Table 3's note on the rows this configuration does not run (each once, with why)."""
+    reasons: dict[str, list[str]] = {}
+    for x in systems:
+        reasons.setdefault(x.not_run or "", []).append(x.system.label)
+    parts = [f"{', '.join(labels)} ({why})" for why, labels in reasons.items()]
+    return "not run in this configuration, 0/N in every cell: " + "; ".join(parts)
 
 
 def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
@@ -46,6 +56,15 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in flagged_answers(audits)),
     )
     written["client_audit"] = [audit_path]
+    not_run = [x for x in spec.systems if x.not_run is not None]
+    if not_run:  # rows this configuration does not run: 0/N cells, and the note says why
+        from lecode.report.document import load, write_document
+
+        doc = load(out_dir, "table3")
+        doc = doc.model_copy(update={"notes": (*doc.notes, not_run_note(not_run))})
+        written["table3"] = write_document(
+            doc, out_dir, latex_ci=spec.settings.latex_ci, top=spec.settings.top_marked
+        )
     for extra in spec.extra_tables:  # tables other jobs built (Table 4), published with these
         for src in sorted(Path(extra).iterdir()):
             if src.is_file():

@@ -118,6 +118,15 @@ class ExpertStrategy:
         return tuple(out)
 
 
+@dataclass
+class ClientState:
+    """One dialogue's state, created by :meth:`ClientStrategy.start`: the case and the template
+    values the dialogue adds to every answer call (none for the paper's strategies)."""
+
+    case: Case
+    values: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class ClientStrategy:
     """A client strategy: one ``answer`` call per question, rendered from ``templates``."""
@@ -132,6 +141,10 @@ class ClientStrategy:
                 f"client strategy {self.name!r}: its answer call names template key "
                 f"{self.answer.template!r}, which its templates do not map"
             )
+
+    def start(self, case: Case) -> ClientState:
+        """The state of a new dialogue about ``case``."""
+        return ClientState(case)
 
     def question_calls(self) -> tuple[Call, ...]:
         """The calls answering one question."""

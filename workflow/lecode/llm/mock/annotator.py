@@ -9,24 +9,16 @@ import json
 from lecode.corpus import rules
 from lecode.corpus.annotations import SPEAKER_ZH
 from lecode.corpus.prompting import read_roles, read_stage1, read_transcript
-
-
-def _section(prompt: str, label: str) -> str:
-    start = prompt.find(label)
-    if start < 0:
-        return ""
-    rest = prompt[start + len(label) :].lstrip("\n")
-    end = rest.find("\n\n")
-    return rest if end < 0 else rest[:end]
+from lecode.llm.mock.players import text_after
 
 
 def play_annotator(purpose: str, prompt: str) -> str:
     """The reply to one annotation request (``purpose``: roles, stage1 or stage2)."""
     if purpose == "roles":
-        found = rules.identify_roles(read_transcript(_section(prompt, "【转写文本】")))
+        found = rules.identify_roles(read_transcript(text_after(prompt, "【转写文本】")))
         reply: dict[str, object] = {"roles": {k: SPEAKER_ZH[v] for k, v in found.roles.items()}}
     elif purpose == "stage1":
-        s1 = rules.stage1(read_roles(_section(prompt, "【角色标注后的对话】")))
+        s1 = rules.stage1(read_roles(text_after(prompt, "【角色标注后的对话】")))
         reply = {
             "dialogue": [
                 {"speaker": SPEAKER_ZH[u.speaker], "text": u.text, "intent": u.intent}
@@ -35,7 +27,7 @@ def play_annotator(purpose: str, prompt: str) -> str:
             "edits": list(s1.edits),
         }
     elif purpose == "stage2":
-        s2 = rules.stage2(read_stage1(_section(prompt, "【规范化对话】")))
+        s2 = rules.stage2(read_stage1(text_after(prompt, "【规范化对话】")))
         reply = {
             "initial_query": s2.initial_query,
             "facts": [{"fact": f.text, "importance": f.importance} for f in s2.facts],

@@ -145,7 +145,7 @@ class Players:
         :mod:`lecode.llm.mock.faults`): ``leaks`` answers with every fact, ``invents`` adds
         :data:`INVENTED`, ``withholds`` says 不知道 to a question naming a fact,
         ``contradicts`` negates the named fact (没有 + fact)."""
-        question = _section(prompt, "【律师的问题】")
+        question = text_after(prompt, "【律师的问题】")
         if any(marker in question for marker in TELL_ALL):
             return "这个一下子说不清，您具体想了解哪方面？"
         facts = [line[2:].strip() for line in prompt.splitlines() if line.startswith("- ")]
@@ -183,12 +183,12 @@ class Players:
         at 。；) is 不知道 or inside a fact; relevant unless it says 不知道 to a question that
         names a fact, or states more than 3 facts."""
         facts = []
-        for line in _section(prompt, "【关键事实清单】").splitlines():
+        for line in text_after(prompt, "【关键事实清单】").splitlines():
             m = re.match(r"^(\d+):\s*(.*)$", line)
             if m:
                 facts.append(m.group(2).strip())
-        question = _section(prompt, "【律师的问题】").strip()
-        answer = _section(prompt, "【模拟当事人的回答】").strip()
+        question = text_after(prompt, "【律师的问题】").strip()
+        answer = text_after(prompt, "【模拟当事人的回答】").strip()
         parts = [p.strip() for p in answer.replace("；", "。").split("。") if p.strip()]
         factual = all(p == "不知道" or any(p in f for f in facts) for p in parts)
         named = any(f and f in question for f in facts)
@@ -205,7 +205,7 @@ class Players:
         if bad_json:
             return "好的，我来逐条分析这些问答。"
         facts = {}
-        for line in _section(prompt, "【关键事实列表】").splitlines():
+        for line in text_after(prompt, "【关键事实列表】").splitlines():
             m = re.match(r"^(\d+):\s*(.*)$", line)
             if m:
                 facts[int(m.group(1))] = m.group(2).strip()
@@ -230,8 +230,8 @@ class Players:
         score by 3 (at least 1)."""
         if bad_json:
             return "这条建议整体不错，专业性较强。"
-        advice = _section(prompt, "【待评建议】")
-        reference = _section(prompt, "【参考建议】")
+        advice = text_after(prompt, "【待评建议】")
+        reference = text_after(prompt, "【参考建议】")
         same = bool(advice) and advice == reference
         names = ("professionalism", "fluency", "completeness", "satisfaction", "safety")
         scores = {n: (7 + _h(advice, n) % 4 if same else 4 + _h(advice, n) % 6) for n in names}
@@ -246,7 +246,7 @@ class Players:
         return json.dumps({"analysis": analysis, "scores": scores}, ensure_ascii=False)
 
 
-def _section(prompt: str, label: str) -> str:
+def text_after(prompt: str, label: str) -> str:
     """The text after ``label`` up to the next blank line."""
     start = prompt.find(label)
     if start < 0:
