@@ -10,4 +10,7 @@ if compgen -G ".snakemake/locks/*.lock" > /dev/null; then
     echo "dvc_stage: wait for it to finish (or, if none is running, 'snakemake --unlock')." >&2
     exit 75
 fi
+# Other Snakemake runs are refused while `dvc repro` holds its lock, until DVC has recorded the
+# outputs (lecode/dvc_guard.py); this one is the stage's own.
+export LECODE_DVC_STAGE=1
 exec "$snakemake_bin" --cores all "$target"

@@ -17,6 +17,7 @@ from lecode.agents.lexical_matcher import LexicalMatcher
 from lecode.agents.matchers import build_matcher
 from lecode.audit import (
     CHECKS,
+    answering_facts,
     audit_all,
     audit_answer,
     audit_frame,
@@ -34,7 +35,7 @@ from lecode.audit import (
 from lecode.dataset import load_cases
 from lecode.llm.mock import MockServer
 from lecode.llm.mock.players import INVENTED
-from lecode.records import Case, Matches, Transcript, Turn
+from lecode.records import Case, Matches, Transcript, Turn, Utterance
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 
@@ -215,10 +216,17 @@ def test_offline_fact_lookup_client_behaves_on_the_sample() -> None:
     ]
     audits = audit_all(cases, ts, ms)
     assert len(audits) == len(cases)
+    by_id = {c.id: c for c in cases}
     for d in audits:
+        answered = answering_facts(by_id[d.case_id])
         for a in d.answers:
             assert not a.unsupported and not a.contradicted, (d.case_id, a)
-            assert not a.withheld, (d.case_id, a)
+            # its 不知道 to a real lawyer's question that the real client answered with a fact
+            # is withholding (the client found no fact by the question's words)
+            real = answered.get("".join(a.question.split()), ())
+            assert a.withheld == (real if a.answer == "不知道" else ()), (d.case_id, a)
+    crim = next(d for d in audits if d.case_id == "crim-001").by_position()[3]
+    assert crim.answer == "不知道" and crim.withheld == (2, 3, 4)
 
 
 # --------------------------------------------------------------------------- the mock
@@ -443,3 +451,129 @@ def test_lexical_disclosure_does_not_count_a_fact_the_stated_ones_explain() -> N
     assert audit_answer(facts, "q", answer).disclosed == (0, 1)
     # stated in full it counts (1 > 0.5)
     assert audit_answer(facts, "q", answer + facts[2]).disclosed == (0, 1, 2)
+
+
+# --------------------------------------------------------------------------- 不知道, real questions
+
+
+def _replayed_case(case_id: str) -> Case:
+    """A case whose real dialogue has two lawyer questions: the real client answered the first
+    with fact 0 and did not know the answer to the second."""
+    return Case(
+        id=case_id,
+        initial_query="公司不给我发工资怎么办？",
+        dialogue=(
+            Utterance(speaker="client", text="公司不给我发工资怎么办？"),
+            Utterance(speaker="lawyer", text="您什么时候开始在那里上班的？"),
+            Utterance(speaker="client", text="我是2019年3月入职该公司的。"),
+            Utterance(speaker="lawyer", text="公司的营业执照您见过吗？"),
+            Utterance(speaker="client", text="不知道。"),
+        ),
+        facts=("我于2019年3月入职该公司", "老板口头承诺年底补发"),
+        importance=(2, 2),
+        suggestion="申请劳动仲裁。",
+    )
+
+
+def test_unknown_to_a_question_the_real_client_answered_is_withholding() -> None:
+    """The replayed questions name no fact (the question alone covers none), yet the real
+    client answered the first with fact 0: 不知道 to it is withholding, 不知道 to the second
+    (which the real client could not answer either) is not. Worked out by hand: k1 withholds
+    on 1 of 2 answers, k2 answers the first with the fact; Withhold = (1/2 + 0) / 2 = 25%,
+    Behaved = 1 of 2 dialogues; the robustness table keeps only k2."""
+    import polars as pl
+
+    from lecode.report.outputs import TableOptions, build_documents
+    from lecode.report.spec import ReportedSystem
+
+    q1, q2 = "您什么时候开始在那里上班的？", "公司的营业执照您见过吗？"
+    k1, k2 = _replayed_case("k1"), _replayed_case("k2")
+    assert relevant_facts(q1, k1.facts) == []  # the old, question-only check saw nothing
+    assert answering_facts(k1) == {"您什么时候开始在那里上班的？": (0,)}
+    t1 = _transcript([(q1, "不知道"), (q2, "不知道")]).model_copy(update={"case_id": "k1"})
+    t2 = _transcript([(q1, "我于2019年3月入职该公司。"), (q2, "不知道")]).model_copy(
+        update={"case_id": "k2"}
+    )
+    a1, a2 = audit_transcript(k1, t1), audit_transcript(k2, t2)
+    assert [a.withheld for a in a1.answers] == [(0,), ()]
+    assert [a.flags for a in a2.answers] == [(), ()]
+    audit = audit_frame([a1, a2])
+    assert audit["withheld"].to_list() == [0.5, 0.0]
+    assert audit["behaved"].to_list() == [0.0, 1.0]
+
+    scores = pl.DataFrame(
+        {
+            "case_id": ["k1", "k2"],
+            "expert": ["e"] * 2,
+            "strategy": ["zero_shot"] * 2,
+            "n_facts": [2, 2],
+            "stop_reason": ["advice"] * 2,
+            "turns": [2, 2],
+            "recall": [0.0, 0.5],
+            "weighted_recall": [0.0, 0.5],
+            "recall_at_5": [0.0, 0.5],
+            "ndcg": [0.0, 1.0],
+        }
+    )
+    audit = audit.with_columns(pl.lit("e").alias("expert"))
+    docs = build_documents(
+        scores,
+        [ReportedSystem("e", "zero_shot", "E")],
+        2,
+        settings=TableOptions(resamples=200),
+        audit=audit,
+    )
+    cells = {c.column: c for c in docs["audit"].rows[0].cells}
+    assert cells["withheld"].value == pytest.approx(25.0)
+    assert cells["behaved"].value == pytest.approx(50.0)
+    robust = {r.setting: {c.column: c for c in r.cells} for r in docs["robustness"].rows}
+    assert robust["all dialogues"]["recall"].value == pytest.approx(25.0)
+    assert robust["client behaved"]["recall"].value == pytest.approx(50.0)
+    assert robust["client behaved"]["recall"].n == 1
+
+
+def test_a_mock_client_that_never_answers_real_questions_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped mock client with the human_replay expert on the sample: it answers 不知道 to
+    real lawyers' questions, which the audit now sees as withholding wherever the real client
+    answered with a fact."""
+    from lecode.agents.clients import build_client
+    from lecode.agents.human_replay import HumanReplayExpert
+    from lecode.simulate import simulate_case
+
+    repo = Path(__file__).resolve().parent.parent
+    sample = repo / "data" / "sample" / "sample_testset.jsonl"
+    cases = load_cases(sample)[:4]
+    with mock_endpoint(sample, monkeypatch) as server:
+        rt = runtime(tmp_path / "store")
+        try:
+            client = build_client(
+                "mock",
+                model_cfg(server.url),
+                "first_person_dialogue",
+                RoleContext(runtime=rt),
+            )
+            expert = HumanReplayExpert(name="human_replay")
+
+            async def run_all() -> list[Transcript]:
+                return list(
+                    await asyncio.gather(
+                        *(
+                            simulate_case(c, expert, client, strategy="baseline", max_turns=10)
+                            for c in cases
+                        )
+                    )
+                )
+
+            ts = asyncio.run(run_all())
+        finally:
+            rt.close()
+    audits = audit_all(cases, ts)
+    answers = [a for d in audits for a in d.answers]
+    unknown = [a for a in answers if a.answer.strip("。") == "不知道"]
+    assert len(unknown) > len(answers) / 2  # the mock's client cannot place these questions
+    answered = {k: v for c in cases for k, v in answering_facts(c).items()}
+    for a in unknown:
+        assert a.withheld == answered.get("".join(a.question.split()), ()), a
+    assert _rates(audits)["withheld"] > 0.5

@@ -7,6 +7,8 @@ import asyncio
 import base64
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -190,8 +192,20 @@ def _t(case_id: str, stop: str, cost: float, error: str | None = None) -> Transc
     )
 
 
+def _snakemake_standin(cwd: Path) -> subprocess.Popen[bytes]:
+    """A process whose command line is ``python .../snakemake all_tables``, working in ``cwd``,
+    as a running Snakemake's is."""
+    script = cwd / "standin" / "snakemake"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import time\ntime.sleep(120)\n", encoding="utf-8")
+    return subprocess.Popen([sys.executable, str(script), "all_tables"], cwd=cwd)
+
+
 def test_status_counts_dialogues_failures_spend_and_running_shards(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     params = _project(tmp_path)
@@ -244,6 +258,8 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
     marker.write_text("{}")
     Path(".snakemake/locks").mkdir()
     Path(".snakemake/locks/0.input.lock").write_text("")
+    holder = _snakemake_standin(tmp_path)
+    request.addfinalizer(holder.kill)
     log = Path(paths.format(paths.log(paths.TRANSCRIPT), **paths.parse(out)[1]))
     log.parent.mkdir(parents=True)
     log.write_text(
@@ -257,7 +273,7 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
 
     st = collect(params, forecasts={("gpt", "zero_shot"): 12.0, ("replay", "baseline"): 0.0})
     gpt, replay = st.systems
-    assert (st.cases, st.n_shards, st.locked) == (6, 2, True)
+    assert (st.cases, st.n_shards, st.locked, st.holders) == (6, 2, True, [holder.pid])
     assert (gpt.done, gpt.total, gpt.transcripts, gpt.matches, gpt.judgements) == (3, 6, 1, 1, None)
     assert dict(gpt.failed) == {"parse_error": 1, "rate_limit": 1}
     # journal (0.2 + 0.4 + 0.1) x 1.5, the failed dialogue 0.02 x 1.5, the match 0.05
@@ -267,7 +283,11 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
         ("simulate", "gpt/zero_shot", "001", "progress simulate gpt/zero_shot x: 1/3")
     ]
     text = render(st)
-    assert "params.yaml: 6 test cases in 2 shards; Snakemake running (lock held), 1 job(s)" in text
+    assert (
+        f"params.yaml: 6 test cases in 2 shards; Snakemake running (lock held, PID {holder.pid}), "
+        "1 job(s) running"
+    ) in text
+    assert "running:\n  simulate gpt/zero_shot shard 001" in text
     assert "rate_limit 1" in text and "parse_error 1" in text
     assert "total: 3/12 dialogues, spent 1.1300 of forecast 12.0000 (9.4%)" in text
     assert "  simulate gpt/zero_shot shard 001: progress simulate gpt/zero_shot x: 1/3" in text
@@ -292,3 +312,37 @@ def test_status_reader_reads_only_what_a_journal_appended(tmp_path: Path) -> Non
         fh.write(dumps(_t("b", "advice", 1.0))[20:] + "\n" + dumps(_t("c", "advice", 1.0)) + "\n")
     assert sorted(reader.journal(str(path))) == ["a", "b", "c"]
     assert json.loads(path.read_text().splitlines()[1])["case_id"] == "b"
+
+
+def test_status_tells_a_stale_lock_from_a_live_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Snakemake's lock files and an incomplete marker, as a run killed with kill -9 leaves
+    them: while a Snakemake process works in the directory the run is live; once it is gone the
+    lock is stale, the job is not reported as running, and status says to unlock."""
+    monkeypatch.chdir(tmp_path)
+    params = _project(tmp_path)
+    plan = Plan(Settings.load(*params))
+    out = plan.transcript("gpt", "zero_shot", "001")
+    marker = Path(".snakemake/incomplete") / base64.urlsafe_b64encode(out.encode()).decode()
+    marker.parent.mkdir(parents=True)
+    marker.write_text("{}")
+    Path(".snakemake/locks").mkdir()
+    Path(".snakemake/locks/0.input.lock").write_text("results/shards/x\n")
+    Path(".snakemake/locks/0.output.lock").write_text(out + "\n")
+    forecasts = {("gpt", "zero_shot"): 1.0, ("replay", "baseline"): 0.0}
+
+    holder = _snakemake_standin(tmp_path)
+    try:
+        live = collect(params, forecasts=forecasts)
+        assert live.holders == [holder.pid] and not live.lock_stale
+    finally:
+        holder.kill()  # as kill -9 leaves a run
+        holder.wait()
+    st = collect(params, forecasts=forecasts)
+    assert (st.locked, st.holders, st.lock_stale) == (True, [], True)
+    text = render(st)
+    assert "running (lock held" not in text and "1 job(s) running" not in text
+    assert "Snakemake not running (1 job(s) left incomplete), but a stale lock remains" in text
+    assert "run `snakemake --unlock`" in text
+    assert "incomplete (interrupted run):\n  simulate gpt/zero_shot shard 001" in text

@@ -4,6 +4,7 @@ and the same epoch reading the store."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,9 @@ def test_agreement_by_hand() -> None:
     share, agree, total = agreement(fresh, stored, 1)
     assert (agree, total) == (5, 8) and share == pytest.approx(5 / 8)
     assert agreement(fresh, stored, 3)[1] == 6
+    # b's call failed at the endpoint (absent from fresh): not a judgement, not compared
+    del fresh["b"]
+    assert agreement(fresh, stored, 1) == (pytest.approx(5 / 6), 5, 6)
 
 
 def test_shipped_anchors_and_stored_judgements() -> None:
@@ -68,11 +72,13 @@ def mock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[MockServer
         yield server
 
 
-def _spec(url: str, tmp_path: Path, epoch: str, threshold: float = 0.8) -> SentinelSpec:
+def _spec(
+    url: str, tmp_path: Path, epoch: str, threshold: float = 0.8, **cfg: object
+) -> SentinelSpec:
     entry = Settings.parse(
         {
             "dataset": {"train": "x", "test": "x", "n_shards": 1},
-            "models": {"mock": model_dict(url)},
+            "models": {"mock": model_dict(url, **cfg)},
             "experts": [{"model": "mock", "strategy": "zero_shot"}],
             "client": {"model": "mock"},
             "matcher": {"model": "mock"},
@@ -113,3 +119,58 @@ def test_a_drifted_judge_fails_the_run(mock: MockServer, tmp_path: Path) -> None
         run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s"))
     result = (tmp_path / "s" / "judge_sentinel.json").read_text(encoding="utf-8")
     assert '"status": "drift"' in result
+
+
+def test_a_failing_judge_endpoint_is_reported_as_such_not_as_drift(
+    mock: MockServer, tmp_path: Path
+) -> None:
+    """Every judge call answers HTTP 500: no judgement was made, so no drift verdict; the error
+    names the endpoint, the failure and how many calls failed."""
+    from lecode.sentinel import JudgeUnreachableError
+
+    mock.set_faults({"server_error": 1.0}, roles=["judge"])
+    with pytest.raises(JudgeUnreachableError) as err:
+        run(_spec(mock.url, tmp_path, "e1", max_retries=1), out_dir=str(tmp_path / "s"))
+    text = str(err.value)
+    assert "drift" not in text
+    assert f"6 call(s) of model 'mock' to {mock.url}/chat/completions: server (HTTP 500)" in text
+    assert "6 of 6 anchor judgements" in text and "0/0 scores" in text
+    assert mock.stats()["total_requests"] == 12  # each anchor: one attempt and one retry
+    result = json.loads((tmp_path / "s" / "judge_sentinel.json").read_text(encoding="utf-8"))
+    assert result["status"] == "endpoint_error" and len(result["failed_calls"]) == 6
+
+
+def test_a_failed_anchor_call_does_not_count_as_disagreement(
+    mock: MockServer, tmp_path: Path
+) -> None:
+    """One anchor's call answers 401 (not retried): the five judged anchors agree on all 30
+    scores, and the run still fails, naming the 401, because one anchor went unchecked."""
+    from lecode.sentinel import JudgeUnreachableError
+
+    first = load_anchors(ANCHORS)[0]
+    mock.set_faults({"unauthorized_echo": 1.0}, roles=["judge"], match=first.initial_query)
+    with pytest.raises(JudgeUnreachableError) as err:
+        run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s"))
+    text = str(err.value)
+    assert "1 of 6 anchor judgements" in text and "30/30 scores" in text
+    assert "1 call(s) of model 'mock'" in text and "client_error (HTTP 401)" in text
+    assert "drifted" not in text
+
+
+def test_failed_calls_beside_drifted_judgements_report_both(
+    mock: MockServer, tmp_path: Path
+) -> None:
+    """One anchor's call fails (401) and the judge drifted on the other five: the error names
+    the failed call and keeps the drift verdict of the 30 scores that were judged (0 agree:
+    every score moved down by 3, more than the tolerance of 1)."""
+    from lecode.sentinel import JudgeUnreachableError
+
+    first = load_anchors(ANCHORS)[0]
+    mock.set_faults(
+        {"unauthorized_echo": 1.0, "judge_drift": 1.0}, roles=["judge"], match=first.initial_query
+    )
+    with pytest.raises(JudgeUnreachableError) as err:
+        run(_spec(mock.url, tmp_path, "e1"), out_dir=str(tmp_path / "s"))
+    text = str(err.value)
+    assert "1 of 6 anchor judgements" in text and "client_error (HTTP 401)" in text
+    assert "0/30 scores of the judged anchors agree, below judge_sentinel.threshold=80%" in text

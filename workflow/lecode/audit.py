@@ -23,8 +23,12 @@ Four checks per client answer (the answer to clarifying question ``p``):
     A sentence without content words is no claim.
 ``withheld``
     the answer says only "I do not know" (every sentence a hedge and no fact disclosed), yet a
-    fact answers the question: a fact whose content the question covers by at least
-    :data:`MATCH_THRESHOLD` (the lexical matcher's coverage, applied to the question alone).
+    fact answers the question. When the question is one the real lawyer asked in the case's
+    own dialogue (the ``human_replay`` expert replays them), the facts that answer it are the
+    ones the real client's reply disclosed (:func:`answering_facts`: the lexical matcher's
+    coverage of the fact by that question and reply). Otherwise, and besides, a fact whose
+    content the question covers by at least :data:`MATCH_THRESHOLD` (the lexical matcher's
+    coverage, applied to the question alone).
     A refusal of a "tell me everything" request
     (:func:`lecode.agents.fact_lookup.is_open_request`) is the protocol, never withholding.
     Fact matchers never see 不知道 pairs (they are dropped by protocol), so this check is
@@ -177,6 +181,35 @@ def relevant_facts(
     return [i for i, f in enumerate(facts) if f.strip() and coverage(f, question) >= threshold]
 
 
+def _norm(text: str) -> str:
+    return "".join(text.split())
+
+
+def answering_facts(case: Case, threshold: float = MATCH_THRESHOLD) -> dict[str, tuple[int, ...]]:
+    """For each question of the case's real dialogue (a lawyer's utterance followed by the
+    client's reply, keyed by its text without whitespace): the facts that reply disclosed,
+    i.e. the facts that the question plus the reply cover by at least ``threshold``."""
+    out: dict[str, tuple[int, ...]] = {}
+    turns = case.dialogue
+    for i, u in enumerate(turns[:-1]):
+        reply = turns[i + 1]
+        if u.speaker != "lawyer" or reply.speaker != "client" or says_unknown(reply.text):
+            continue
+        text = f"{u.text}\n{reply.text}"
+        found = tuple(
+            j for j, f in enumerate(case.facts) if f.strip() and coverage(f, text) >= threshold
+        )
+        if found:
+            out.setdefault(_norm(u.text), found)
+    return out
+
+
+def known_answer(case: Case, question: str) -> tuple[int, ...]:
+    """The facts the real client's reply disclosed when the real lawyer asked ``question`` in
+    the case's dialogue (:func:`answering_facts`); () for any other question."""
+    return answering_facts(case).get(_norm(question), ())
+
+
 def disclosed_lexically(
     answer: str, facts: Sequence[str], threshold: float = MATCH_THRESHOLD
 ) -> list[int]:
@@ -294,9 +327,11 @@ def audit_answer(
     position: int = 1,
     disclosed: Sequence[int] | None = None,
     max_facts: int = MAX_FACTS,
+    answered_by: Sequence[int] = (),
 ) -> AnswerAudit:
     """Audit one answer. ``disclosed``: the matcher's facts for this position (None: none
-    usable, the lexical fallback decides)."""
+    usable, the lexical fallback decides); ``answered_by``: facts known to answer the question
+    (the real client's reply to it, :func:`answering_facts`)."""
     source = "matcher" if disclosed is not None else "lexical"
     got = sorted(set(disclosed)) if disclosed is not None else disclosed_lexically(answer, facts)
     # a refusal of a "tell me everything" request is the protocol, not withholding
@@ -309,7 +344,9 @@ def audit_answer(
         source=source,
         over_limit=len(got) > max_facts,
         unsupported=tuple(unsupported_sentences(answer, facts)),
-        withheld=tuple(relevant_facts(question, facts)) if unknown else (),
+        withheld=(
+            tuple(sorted({*answered_by, *relevant_facts(question, facts)})) if unknown else ()
+        ),
         contradicted=tuple(contradictions(answer, facts)),
     )
 
@@ -356,6 +393,7 @@ def audit_transcript(
         and len(matches.per_question) == transcript.n_questions
         else None
     )
+    answered = answering_facts(case)
     answers = []
     for p, (q, a) in enumerate(transcript.qa_pairs(), start=1):
         if not a.strip():
@@ -368,6 +406,7 @@ def audit_transcript(
                 position=p,
                 disclosed=per_q[p - 1] if per_q is not None else None,
                 max_facts=max_facts,
+                answered_by=answered.get(_norm(q), ()),
             )
         )
     return DialogueAudit(

@@ -7,9 +7,12 @@ judgements (``judge_sentinel.stored``, JSON): ``{"judges": {<served model id>: {
 {professionalism, fluency, completeness, satisfaction, safety, overall}}}}``.
 
 Agreement = the share of (anchor, score) pairs whose fresh score lies within ``tolerance`` of
-the stored one (an anchor the judge fails on disagrees on all six). The run fails below
-``threshold``. A judge without stored judgements is *unrecorded*: nothing to compare, the run
-goes on with a warning, and the sentinel's output holds the judgements to record.
+the stored one (an anchor whose reply is unusable disagrees on all six). The run fails below
+``threshold``. A call that failed (HTTP errors, timeouts, refused connections, after retries)
+is no judgement: it is left out of the agreement and reported as an endpoint failure (which
+endpoint, which failure, how many), which fails the run whatever the others agree on. A judge
+without stored judgements is *unrecorded*: nothing to compare, the run goes on with a warning,
+and the sentinel's output holds the judgements to record.
 
 Freshness: the sentinel's requests carry its epoch (the digest of the judging it guards: the
 judge's spec, the test set and every simulation) in their cache key (never in the request), so
@@ -104,18 +107,33 @@ class SentinelJudge(LLMJudge):
         )
 
 
-async def judge_anchors(judge: Any, anchors: Sequence[Anchor]) -> dict[str, dict[str, int] | None]:
-    """Each anchor's six scores, None where the judge failed."""
+Judgements = dict[str, dict[str, int] | None]
 
-    async def one(a: Anchor) -> dict[str, int] | None:
+
+async def judge_anchors(
+    judge: Any, anchors: Sequence[Anchor]
+) -> tuple[Judgements, dict[str, LLMCallError]]:
+    """Each judged anchor's six scores (None where the judge's reply was unusable), and the
+    anchors whose call failed (endpoint errors after retries): those were not judged."""
+
+    async def one(a: Anchor) -> dict[str, int] | None | LLMCallError:
         try:
             s = await judge.judge(a.case(), a.transcript(), meter=UsageMeter())
-        except (RoleError, LLMCallError, ValueError):
+        except LLMCallError as exc:
+            return exc
+        except (RoleError, ValueError):
             return None
         return {k: int(getattr(s, k)) for k in SCORES}
 
     got = await asyncio.gather(*(one(a) for a in anchors))
-    return {a.id: g for a, g in zip(anchors, got, strict=True)}
+    fresh: Judgements = {}
+    failed: dict[str, LLMCallError] = {}
+    for a, g in zip(anchors, got, strict=True):
+        if isinstance(g, LLMCallError):
+            failed[a.id] = g
+        else:
+            fresh[a.id] = g
+    return fresh, failed
 
 
 def agreement(
@@ -124,10 +142,13 @@ def agreement(
     tolerance: int,
 ) -> tuple[float, int, int]:
     """(share agreeing, pairs agreeing, pairs compared) over the anchors that have stored
-    judgements; a failed fresh judgement disagrees on every score."""
+    judgements and were judged (an anchor absent from ``fresh`` was not: its call failed); an
+    unusable fresh judgement (None) disagrees on every score."""
     agree = total = 0
     for anchor, old in stored.items():
-        new = fresh.get(anchor)
+        if anchor not in fresh:
+            continue
+        new = fresh[anchor]
         for k in SCORES:
             if k not in old:
                 continue
@@ -139,3 +160,7 @@ def agreement(
 
 class JudgeDriftError(RuntimeError):
     """The judge no longer agrees with its stored judgements of the anchors."""
+
+
+class JudgeUnreachableError(RuntimeError):
+    """Calls to the judge failed (endpoint errors), so the sentinel could not check it."""

@@ -16,8 +16,12 @@ Per system (expert x strategy), from the files the workflow writes as it goes:
 
 Then the shard jobs Snakemake is running: its ``.snakemake/incomplete`` markers (one per
 output of a started, unfinished job) with the last ``progress`` line of each job's log, and
-whether a Snakemake process holds the working directory's lock (without it, the markers are
-those of an interrupted run).
+whether a Snakemake process holds the working directory's lock. Snakemake's lock files name
+no process, and a run killed with ``kill -9`` leaves them behind: the lock counts as held only
+while a Snakemake process works in this directory (its command names ``snakemake``, its working
+directory is this one; read from ``/proc``). Lock files without one are *stale*: status says so
+and what to do (``snakemake --unlock``), and the incomplete markers are those of the
+interrupted run.
 """
 
 from __future__ import annotations
@@ -70,7 +74,13 @@ class Status:
     n_shards: int
     systems: list[SystemStatus]
     running: list[RunningJob]
-    locked: bool
+    locked: bool  # lock files exist under .snakemake/locks
+    holders: list[int] = field(default_factory=list)  # PIDs of Snakemake processes working here
+
+    @property
+    def lock_stale(self) -> bool:
+        """Lock files that no live Snakemake process holds (a killed run left them)."""
+        return self.locked and not self.holders
 
 
 @dataclass
@@ -225,9 +235,42 @@ def incomplete_outputs(root: str | Path = ".") -> list[str]:
 
 
 def snakemake_locked(root: str | Path = ".") -> bool:
-    """Whether a Snakemake process holds the working directory's lock."""
+    """Whether the working directory has Snakemake lock files (held, or left by a killed run:
+    :func:`snakemake_processes` tells)."""
     locks = Path(root) / ".snakemake" / "locks"
     return locks.is_dir() and any(locks.iterdir())
+
+
+def _is_snakemake(argv: Sequence[str]) -> bool:
+    """A Snakemake command line: ``snakemake ...``, ``python .../bin/snakemake ...`` or
+    ``python -m snakemake ...`` (not the jobs it starts: their scripts have other names)."""
+    head = list(argv[:3])
+    if any(Path(a).name == "snakemake" for a in head):
+        return True
+    return any(a == "-m" and b == "snakemake" for a, b in zip(head, head[1:], strict=False))
+
+
+def snakemake_processes(root: str | Path = ".", proc: str | Path = "/proc") -> list[int]:
+    """PIDs of the Snakemake processes whose working directory is ``root`` (Linux ``/proc``;
+    processes whose details cannot be read are skipped)."""
+    target = Path(root).resolve()
+    out: list[int] = []
+    try:
+        entries = list(Path(proc).iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not _is_snakemake([a.decode("utf-8", "replace") for a in argv if a]):
+                continue
+            if Path(os.readlink(entry / "cwd")).resolve() == target:
+                out.append(int(entry.name))
+        except OSError:
+            continue
+    return sorted(out)
 
 
 def last_progress(log_path: str | Path, tail_bytes: int = 65536) -> str | None:
@@ -318,19 +361,28 @@ def collect(
         ],
         running=running_jobs("."),
         locked=snakemake_locked("."),
+        holders=snakemake_processes("."),
     )
 
 
-def render(st: Status) -> str:
-    lines = [
-        f"{st.params}: {st.cases} test cases in {st.n_shards} shards; Snakemake "
-        + (
-            f"running (lock held), {len(st.running)} job(s) running"
-            if st.locked
-            else "not running"
-            + (f" ({len(st.running)} job(s) left incomplete)" if st.running else "")
+def _run_state(st: Status) -> str:
+    if st.holders:
+        pids = ", ".join(str(p) for p in st.holders)
+        return f"running (lock held, PID {pids}), {len(st.running)} job(s) running"
+    left = f" ({len(st.running)} job(s) left incomplete)" if st.running else ""
+    if st.lock_stale:
+        return (
+            f"not running{left}, but a stale lock remains in .snakemake/locks (no Snakemake "
+            "process works in this directory on this host: a run was killed); run "
+            "`snakemake --unlock`, then the workflow again (incomplete jobs are rerun, "
+            "finished dialogues kept)"
         )
-    ]
+    return "not running" + left
+
+
+def render(st: Status) -> str:
+    where = f"{st.params}: {st.cases} test cases in {st.n_shards} shards; Snakemake "
+    lines = [where + _run_state(st)]
     head = (
         f"{'system':28s} {'dialogues':>17s} {'transcripts':>11s} {'matches':>8s} "
         f"{'judged':>8s} {'spent':>10s} {'forecast':>10s}  failed"
@@ -357,7 +409,7 @@ def render(st: Status) -> str:
         f"total: {done}/{total} dialogues, spent {spent:.4f} of forecast {forecast:.4f}{share}"
     )
     if st.running:
-        lines.append("running:" if st.locked else "incomplete (interrupted run):")
+        lines.append("running:" if st.holders else "incomplete (interrupted run):")
         for j in st.running:
             lines.append(
                 f"  {j.step} {j.system} shard {j.shard}: "

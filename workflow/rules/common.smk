@@ -54,6 +54,15 @@ def models_of_jobs(jobs):
             yield SETTINGS.corpus.annotator
 
 
+def refuse_beside_dvc_repro():
+    """Called by onstart: no run beside `dvc repro` other than its stage's (lecode.dvc_guard)."""
+    from lecode.dvc_guard import refusal
+
+    why = refusal(workflow.basedir)
+    if why is not None:
+        raise WorkflowError(why)
+
+
 def check_keys_of_scheduled_jobs():
     """Called by onstart: after the DAG is built, before the first job; a dry run spends
     nothing and is not checked (`lecode check` checks every model)."""
@@ -62,6 +71,31 @@ def check_keys_of_scheduled_jobs():
     except SettingsError as exc:
         raise WorkflowError(str(exc)) from None
 PLAN = Plan(SETTINGS)
+
+
+def report_failed_dialogues(success):
+    """Called by onsuccess/onerror, after every job that could run did: the dialogues that
+    failed, per system, endpoint URL and failure class (lecode.failures); a system whose every
+    dialogue failed fails the run."""
+    from lecode.failures import run_failures, summary
+
+    failures = run_failures(PLAN)
+    if not failures:
+        return
+    print("lecode: failures (LLM calls that failed after their retries):", file=sys.stderr)
+    for line in summary(failures):
+        print(line, file=sys.stderr)
+    print(
+        "lecode: fix the endpoint, then `lecode retry-errors` and run the workflow again "
+        "(finished dialogues are kept)",
+        file=sys.stderr,
+    )
+    dead = [f"{f.label} ({f.step})" for f in failures if f.all_failed]
+    if dead and success:
+        raise WorkflowError(
+            f"every dialogue failed: {', '.join(dead)}; the tables were built, but these rows "
+            "hold no results (see the lines above)"
+        )
 
 
 wildcard_constraints:

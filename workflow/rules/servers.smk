@@ -16,6 +16,7 @@ def _uses_vllm():
 
 
 onstart:
+    refuse_beside_dvc_repro()
     check_keys_of_scheduled_jobs()
     if _uses_vllm() and not SETTINGS.replay():
         from lecode.llm.vllm import SERVE_ENV
@@ -29,6 +30,7 @@ onsuccess:
 
         for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)
+    report_failed_dialogues(success=True)
 
 
 onerror:
@@ -37,3 +39,4 @@ onerror:
 
         for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)
+    report_failed_dialogues(success=False)

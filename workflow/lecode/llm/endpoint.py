@@ -34,8 +34,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lecode.llm.errors import LLMCallError, ReplayMissError
-from lecode.llm.http import ChatSession
+from lecode.llm.errors import FailureKind, LLMCallError, ReplayMissError
+from lecode.llm.http import ChatSession, Reply, transport_failure
 from lecode.llm.keys import Message, model_identity, partition_name, request_key
 from lecode.llm.ledger import (
     CallRecord,
@@ -45,10 +45,10 @@ from lecode.llm.ledger import (
     reported_cached_tokens,
     reported_reasoning_tokens,
 )
-from lecode.llm.limits import EndpointLimits
+from lecode.llm.limits import EndpointLimits, Ticket
 from lecode.llm.logs import LOG
 from lecode.llm.parsing import split_reasoning
-from lecode.llm.retry import EmptyResponseError, RetryPolicy, StatusError, classify
+from lecode.llm.retry import EmptyResponseError, Failure, RetryPolicy, StatusError, classify
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
 from lecode.llm.store import ResponseStore, StoredResponse
@@ -81,6 +81,14 @@ class Completion:
 
     def usage(self) -> RoleUsage:
         return call_usage(self)
+
+
+class EndpointUnreachable(Exception):
+    """The endpoint was given up for this job (:meth:`EndpointLimits.found_no_server`)."""
+
+    def __init__(self, reason: str, kind: str) -> None:
+        super().__init__(reason)
+        self.kind: FailureKind = "timeout" if kind == "timeout" else "connection"
 
 
 class Endpoint:
@@ -273,7 +281,9 @@ class Endpoint:
                 if os.environ.get(var):
                     headers[header] = os.environ[var]
             url = str(base_url).rstrip("/") + "/chat/completions"
-            client = ChatSession(url, headers, self.spec.timeout)
+            # no read timeout in the session: :meth:`_post` keeps time, minding the server's
+            # progress
+            client = ChatSession(url, headers, self.spec.timeout, read_timeout=None)
             self._clients[loop] = client
             guard = _close_at_loop_end(client)
             await guard.__anext__()
@@ -289,7 +299,7 @@ class Endpoint:
         key: str,
         headers: Mapping[str, str] | None,
     ) -> tuple[StoredResponse, int]:
-        sem = self.limits.semaphore(self.address)
+        address = self.address
         extra_headers = {"X-Lecode-Role": role, "X-Lecode-Purpose": purpose, **(headers or {})}
         body = {"model": self.spec.served_model, "messages": [dict(m) for m in messages]}
         content = json.dumps({**body, **decoding}, ensure_ascii=False).encode("utf-8")
@@ -298,19 +308,34 @@ class Endpoint:
         # The body goes out as it is: the chat-completions request of the OpenAI API.
         while True:
             try:
-                async with sem:
+                ticket = await self.limits.acquire(address)
+                if ticket is None:
+                    state = self.limits.state(address)
+                    raise EndpointUnreachable(state.unreachable or "", state.unreachable_kind)
+                try:
                     self.network_calls += 1
-                    reply = await client.post(content, extra_headers)
+                    try:
+                        reply = await self._post(client, content, extra_headers, ticket)
+                    except Exception as exc:
+                        self._learn(exc, ticket)
+                        raise
+                    self.limits.replied(address)
+                finally:
+                    await self.limits.release(address)
                 if not 200 <= reply.status < 300:
                     raise StatusError.from_reply(reply.status, reply.body, reply.retry_after)
                 return parse_completion(reply.body), retries
             except Exception as exc:
-                failure = classify(exc)
+                if isinstance(exc, EndpointUnreachable):
+                    failure = Failure(exc.kind, None, None, str(exc), final=True)
+                else:
+                    failure = classify(exc)
                 if not failure.retryable or retries >= self.spec.max_retries:
-                    attempts = retries + 1
+                    # (a request refused as unreachable made no attempt this time)
+                    attempts = retries + int(not isinstance(exc, EndpointUnreachable))
                     message = redact(
-                        f"model {self.spec.name!r} ({role}/{purpose}): {failure.kind} after "
-                        f"{attempts} attempt(s): {failure.detail}"
+                        f"model {self.spec.name!r} at {client.url} ({role}/{purpose}): "
+                        f"{failure.kind} after {attempts} attempt(s): {failure.detail}"
                     )
                     LOG.error("LLM call failed: %s", message)
                     self.ledger.record(
@@ -336,6 +361,7 @@ class Endpoint:
                         attempts=attempts,
                         retries=retries,
                         status=failure.status,
+                        endpoint=client.url,
                     ) from None
                 delay = self.retry.delay(failure, retries, self._rng)
                 retries += 1
@@ -351,6 +377,46 @@ class Endpoint:
                     delay,
                 )
                 await asyncio.sleep(delay)
+
+    async def _post(
+        self, client: ChatSession, content: bytes, headers: Mapping[str, str], ticket: Ticket
+    ) -> Reply:
+        """One attempt. It times out ``timeout`` seconds after the later of its sending and
+        the endpoint's last reply (:meth:`EndpointLimits.deadline`): a request queued behind
+        others at a server that answers one at a time waits while the server makes progress."""
+        task = asyncio.ensure_future(client.post(content, headers))
+        try:
+            while True:
+                deadline = self.limits.deadline(self.address, ticket, self.spec.timeout)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no reply within {self.spec.timeout:g} s")
+                done, _ = await asyncio.wait({task}, timeout=remaining)
+                if done:
+                    return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def _learn(self, exc: BaseException, ticket: Ticket) -> None:
+        """What a failed attempt tells about the endpoint (while it is still counted in
+        flight): a timeout with other requests in flight halves the limit; attempts that get no
+        answer from an endpoint that never answered make it unreachable."""
+        if isinstance(exc, TimeoutError):
+            kind, detail = "timeout", f"no reply within {self.spec.timeout:g} s"
+            backoff = self.limits.timed_out(self.address, ticket)
+            if backoff:
+                LOG.warning("model %r: %s", self.spec.name, backoff)
+        else:
+            transport = transport_failure(exc)
+            if transport is None or transport.kind != "connection" or not transport.retryable:
+                return
+            kind, detail = "connection", transport.detail
+        gone = self.limits.found_no_server(self.address, kind, detail)
+        if gone:
+            LOG.error("model %r at %s: %s", self.spec.name, self.address, gone)
 
     def drop_connections(self) -> None:
         self._clients = weakref.WeakKeyDictionary()

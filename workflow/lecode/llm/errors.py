@@ -8,6 +8,8 @@ a cache miss in replay mode must stop the job, not become one more failed dialog
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Literal
 
 FailureKind = Literal[
@@ -33,6 +35,7 @@ class LLMCallError(Exception):
         attempts: int,
         retries: int,
         status: int | None = None,
+        endpoint: str = "",
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -40,6 +43,12 @@ class LLMCallError(Exception):
         self.attempts = attempts
         self.retries = retries
         self.status = status
+        self.endpoint = endpoint  # the URL the request went to ("" before one was known)
+
+    @property
+    def cause(self) -> str:
+        """The failure class as a summary names it: ``server (HTTP 500)``, ``connection``."""
+        return f"{self.kind} (HTTP {self.status})" if self.status is not None else self.kind
 
 
 class ReplayMissError(RuntimeError):
@@ -52,3 +61,14 @@ class ReplayMissError(RuntimeError):
 
 class LLMConfigError(ValueError):
     """A model entry cannot be used (missing field, unknown backend, missing API key)."""
+
+
+def failure_summary(errors: Iterable[LLMCallError]) -> list[str]:
+    """One line per (model, endpoint URL, failure class): how many calls failed so, e.g.
+    ``3 call(s) of model 'judge' to http://host/v1/chat/completions: server (HTTP 500)``;
+    the most frequent first."""
+    counts = Counter((e.model, e.endpoint or "(no URL)", e.cause) for e in errors)
+    return [
+        f"{n} call(s) of model {model!r} to {url}: {cause}"
+        for (model, url, cause), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]

@@ -47,7 +47,9 @@ def transport_failure(exc: BaseException) -> TransportFailure | None:
     failure that no retry can fix (not retried); a URL the library cannot request at all is
     re-raised, a configuration error."""
     if isinstance(exc, TimeoutError):  # aiohttp's connect and read timeouts are ones too
-        return TransportFailure("timeout", "request timed out")
+        return TransportFailure(
+            "timeout", f"request timed out ({exc})" if str(exc) else "request timed out"
+        )
     aiohttp = sys.modules.get("aiohttp")  # no session yet: none of its exceptions can exist
     if aiohttp is not None:
         from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
@@ -122,7 +124,16 @@ class ChatSession:
     """POSTs JSON bodies to one URL with fixed headers, through a connection pool that lives
     in the event loop that created it (call :meth:`close` inside that loop)."""
 
-    def __init__(self, url: str, headers: Mapping[str, str], timeout: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        timeout: float,
+        *,
+        read_timeout: float | None = None,
+    ) -> None:
+        """``timeout``: seconds to connect; ``read_timeout``: seconds to wait for the reply's
+        next bytes (None: no limit here, the caller keeps time, as :class:`Endpoint` does)."""
         import aiohttp
 
         self.url = url
@@ -131,9 +142,13 @@ class ChatSession:
         needs_tls = any(u and u.startswith("https:") for u in (url, self.proxy))
         self._session = aiohttp.ClientSession(
             headers=dict(headers),
-            # no overall limit: a long completion may stream for minutes; the socket-level
-            # limits catch a stalled connection (as httpx's connect/read timeouts do)
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout),
+            # no overall limit: a long completion may take minutes; the socket-level limits
+            # catch a stalled connection (as httpx's connect/read timeouts do)
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                sock_connect=timeout,
+                sock_read=read_timeout,
+            ),
             # the endpoint's concurrency limit bounds the connections
             connector=aiohttp.TCPConnector(limit=0, ssl=ssl_context() if needs_tls else True),
             trust_env=False,

@@ -1,48 +1,241 @@
-"""Concurrency limits per endpoint inside one job.
+"""Requests in flight per endpoint inside one job, adapted to what the endpoint shows.
 
 Every model entry on the same endpoint (same base URL; a ``#fragment``, such as the LoRA
-adapter of a vLLM entry, is not part of it) shares one semaphore whose size is the smallest
-``concurrency`` among those entries. Across jobs, Snakemake's ``--resources api=K``
-bounds how many simulation jobs run at once, so an endpoint sees at most ``K * concurrency``
-requests in flight. Semaphores are created per event loop, so a runtime survives several
-``asyncio.run`` calls in one process.
+adapter of a vLLM entry, is not part of it) shares one limit: at first the smallest
+``concurrency`` among those entries. Across jobs, Snakemake's ``--resources api=K`` bounds how
+many simulation jobs run at once, so an endpoint sees at most ``K * concurrency`` requests in
+flight. Waiting is per event loop, so a runtime survives several ``asyncio.run`` calls in one
+process; what is learnt about an endpoint (its limit, whether it answers) holds for the job.
+
+What the job learns, per endpoint:
+
+- **A slow server that queues** (a llama.cpp server answers one request at a time): a request
+  waits for its reply while the server makes progress, i.e. its timeout counts from the later
+  of its sending and the endpoint's last reply (at most ``timeout * limit`` in all), so a
+  request queued behind others is not abandoned and sent again while the server works through
+  the queue. When a request still times out while others to the same endpoint are in flight,
+  the server cannot keep up with that many: the limit is halved (to 1 when the endpoint has not
+  answered at all yet), once per limit, for the rest of the job, and the log says so.
+- **A dead endpoint**: while the endpoint has not answered at all in this job, three attempts
+  that found no server (connection refused, reset, not HTTP), or two timeouts of a request
+  alone in flight, mark it *unreachable*: every request to it then fails at once, naming the
+  URL and the first failure, instead of each dialogue retrying in turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
+import time
 import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Attempts that found no server (connection failures), in a job where the endpoint never
+#: answered, that make it unreachable ...
+UNREACHABLE_AFTER = 3
+#: ... and timeouts of a request that was alone in flight.
+UNREACHABLE_AFTER_TIMEOUTS = 2
+
+
+@dataclass
+class Ticket:
+    """One attempt's slot: when it was sent, under which limit, and how many others were in
+    flight then."""
+
+    sent: float
+    limit: int
+    generation: int
+
+
+@dataclass
+class EndpointState:
+    """What one job knows about one endpoint (shared by its event loops)."""
+
+    declared: int
+    limit: int
+    generation: int = 0
+    last_reply: float = float("-inf")
+    answered: bool = False
+    failed_attempts: int = 0
+    lone_timeouts: int = 0
+    first_failure: str = ""
+    unreachable: str | None = None
+    unreachable_kind: str = "connection"  # the failure class given to the requests refused
+
+
+class _Slots:
+    """The requests of one event loop in flight to one endpoint."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.changed = asyncio.Condition()
 
 
 class EndpointLimits:
-    def __init__(self) -> None:
-        self._limits: dict[str, int] = {}
-        self._by_loop: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]
-        ] = weakref.WeakKeyDictionary()
+    """``progress_dir``: where the jobs of a run note each endpoint's last reply (one empty
+    file per endpoint, its modification time), so that a job sees the progress a server makes
+    on the other jobs' requests; None: this job's replies only."""
+
+    def __init__(self, progress_dir: str | Path | None = None) -> None:
+        self.progress_dir = None if progress_dir is None else Path(progress_dir)
+        self.started = time.monotonic()
+        self._states: dict[str, EndpointState] = {}
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slots]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._lock = threading.Lock()
 
     def declare(self, endpoint: str, limit: int) -> None:
         """Register an endpoint; the smallest declared limit wins."""
         endpoint = _address(endpoint)
         with self._lock:
-            current = self._limits.get(endpoint)
-            self._limits[endpoint] = limit if current is None else min(current, limit)
+            state = self._states.get(endpoint)
+            if state is None:
+                self._states[endpoint] = EndpointState(declared=limit, limit=limit)
+            elif limit < state.declared:
+                state.declared = limit
+                state.limit = min(state.limit, limit)
 
     def limit(self, endpoint: str) -> int:
-        return self._limits.get(_address(endpoint), 1)
+        """The number of requests the endpoint may have in flight now."""
+        state = self._states.get(_address(endpoint))
+        return 1 if state is None else state.limit
 
-    def semaphore(self, endpoint: str) -> asyncio.Semaphore:
+    def state(self, endpoint: str) -> EndpointState:
         endpoint = _address(endpoint)
+        with self._lock:
+            state = self._states.get(endpoint)
+            if state is None:
+                state = self._states[endpoint] = EndpointState(declared=1, limit=1)
+            return state
+
+    def _slots(self, endpoint: str) -> _Slots:
         loop = asyncio.get_running_loop()
-        sems = self._by_loop.get(loop)
-        if sems is None:
-            sems = self._by_loop.setdefault(loop, {})
-        sem = sems.get(endpoint)
-        if sem is None:
-            sem = sems[endpoint] = asyncio.Semaphore(self.limit(endpoint))
-        return sem
+        slots = self._by_loop.get(loop)
+        if slots is None:
+            slots = self._by_loop.setdefault(loop, {})
+        got = slots.get(endpoint)
+        if got is None:
+            got = slots[endpoint] = _Slots()
+        return got
+
+    def in_flight(self, endpoint: str) -> int:
+        """Requests of the running loop in flight to the endpoint."""
+        return self._slots(_address(endpoint)).in_flight
+
+    async def acquire(self, endpoint: str) -> Ticket | None:
+        """Wait for a free slot (the limit may shrink while waiting); None, without a slot,
+        once the endpoint is unreachable."""
+        endpoint = _address(endpoint)
+        state, slots = self.state(endpoint), self._slots(endpoint)
+        async with slots.changed:
+            await slots.changed.wait_for(
+                lambda: slots.in_flight < state.limit or state.unreachable is not None
+            )
+            if state.unreachable is not None:
+                return None
+            slots.in_flight += 1
+        return Ticket(sent=time.monotonic(), limit=state.limit, generation=state.generation)
+
+    async def release(self, endpoint: str) -> None:
+        slots = self._slots(_address(endpoint))
+        async with slots.changed:
+            slots.in_flight -= 1
+            slots.changed.notify_all()
+
+    def deadline(self, endpoint: str, ticket: Ticket, timeout: float) -> float:
+        """When an attempt times out (``time.monotonic`` clock): ``timeout`` after the later of
+        its sending and the endpoint's last reply (to any job of the run), at most
+        ``timeout * limit`` after sending."""
+        since = max(ticket.sent, self.last_reply(endpoint))
+        return min(since + timeout, ticket.sent + timeout * max(1, ticket.limit))
+
+    def last_reply(self, endpoint: str) -> float:
+        """When the endpoint last answered this job or, by its progress file, another job
+        (``time.monotonic`` clock; -inf: never)."""
+        state = self.state(endpoint)
+        path = self._progress_file(endpoint)
+        if path is None:
+            return state.last_reply
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            return state.last_reply
+        return max(state.last_reply, time.monotonic() - age)
+
+    def replied(self, endpoint: str) -> None:
+        """The endpoint answered (any HTTP status): it is up and making progress."""
+        state = self.state(endpoint)
+        state.last_reply = time.monotonic()
+        state.answered = True
+        path = self._progress_file(endpoint)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            except OSError:
+                self.progress_dir = None  # not writable: this job's replies only
+
+    def _progress_file(self, endpoint: str) -> Path | None:
+        if self.progress_dir is None:
+            return None
+        name = hashlib.sha256(_address(endpoint).encode()).hexdigest()[:16]
+        return self.progress_dir / f"{name}.last-reply"
+
+    def timed_out(self, endpoint: str, ticket: Ticket) -> str | None:
+        """An attempt timed out. With other requests in flight, back off: the limit is halved
+        (to 1 while the endpoint never answered), once per limit; returns what to log."""
+        endpoint = _address(endpoint)
+        state = self.state(endpoint)
+        others = self._slots(endpoint).in_flight - 1
+        if others <= 0 or ticket.generation != state.generation or state.limit <= 1:
+            return None
+        before = state.limit
+        answered = self.last_reply(endpoint) >= self.started
+        state.limit = max(1, before // 2) if answered else 1
+        state.generation += 1
+        return (
+            f"endpoint {endpoint}: a request timed out while {others} other request(s) to it "
+            f"were in flight, so the server queues requests it cannot serve in time; sending at "
+            f"most {state.limit} at a time from now on in this job (concurrency was {before})"
+        )
+
+    def found_no_server(self, endpoint: str, kind: str, detail: str) -> str | None:
+        """An attempt failed without an answer (``kind`` ``connection`` or ``timeout``). While
+        the endpoint never answered in this job (nor, by the progress file, another job since
+        this one started), :data:`UNREACHABLE_AFTER` connection failures,
+        or :data:`UNREACHABLE_AFTER_TIMEOUTS` timeouts of a request alone in flight, mark it
+        unreachable; returns the reason when this attempt did (the requests waiting for a slot
+        are then released by :meth:`release`)."""
+        endpoint = _address(endpoint)
+        state = self.state(endpoint)
+        if state.unreachable is not None or self.last_reply(endpoint) >= self.started:
+            return None  # given up already, or it answered in this run: not dead
+        if kind == "timeout":
+            if self._slots(endpoint).in_flight > 1:
+                return None  # queued behind others: no sign that nothing answers
+            state.lone_timeouts += 1
+        else:
+            state.failed_attempts += 1
+        state.first_failure = state.first_failure or detail
+        if (
+            state.failed_attempts >= UNREACHABLE_AFTER
+            or state.lone_timeouts >= UNREACHABLE_AFTER_TIMEOUTS
+        ):
+            n = state.failed_attempts + state.lone_timeouts
+            state.unreachable_kind = kind if n == state.lone_timeouts else "connection"
+            state.unreachable = (
+                f"endpoint unreachable: {n} attempt(s) in this job got no answer (first: "
+                f"{state.first_failure}) and none was answered; not tried again in this job"
+            )
+        return state.unreachable
+
+    def unreachable(self, endpoint: str) -> str | None:
+        """Why the endpoint is given up for this job, None while it is not."""
+        state = self._states.get(_address(endpoint))
+        return None if state is None else state.unreachable
 
 
 def _address(endpoint: str) -> str:

@@ -64,7 +64,8 @@ class LLMRuntime:
         self.models: dict[str, ModelEntry] = dict(models or {})
         self.environ = environ
         self.adapters = dict(adapters or {})
-        self.limits = EndpointLimits()
+        # the jobs of a run share what they see of each endpoint's progress (lecode.llm.limits)
+        self.limits = EndpointLimits(None if replay else Path(servers_dir) / "progress")
         self.default_max_turns = SimulationSettings().max_turns
         self.job = ""
         self._endpoints: dict[str, Endpoint] = {}

@@ -29,7 +29,10 @@ AUDIT_METRICS: tuple[Metric, ...] = (
 AUDIT_AGGREGATION: dict[str, str] = {
     "over_limit": "answers disclosing more than 3 facts (the matcher's facts of the position)",
     "unsupported": "answers with a statement no fact supports lexically",
-    "withheld": "不知道 answers to a question a fact answers (lexical coverage of the fact)",
+    "withheld": (
+        "不知道 answers to a question a fact answers (the real client's reply to it disclosed "
+        "the fact, or the question covers it lexically)"
+    ),
     "contradicted": "answers with a clause that states a fact clause with opposite negation",
     "flagged": "answers failing any check",
 }

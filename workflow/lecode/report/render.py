@@ -158,8 +158,13 @@ def _md_line(cells: Iterable[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+_MD_SPECIAL = {"|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(text: str) -> str:
+    """Text in a Markdown table as text: a ``|`` does not end the cell, and HTML in a label
+    (``<script>``, ``<img onerror=...>``) is shown, never interpreted."""
+    return "".join(_MD_SPECIAL.get(ch, ch) for ch in text)
 
 
 def _leading(table: MetricsTable) -> list[str]:
@@ -180,19 +185,19 @@ def row_labels(table: MetricsTable) -> list[list[str]]:
 
 def render_markdown(table: MetricsTable, *, threshold: float = DEFAULT_THRESHOLD) -> str:
     lead = _leading(table)
-    header = lead + [m.display_header for m in table.columns]
-    lines = [f"### {table.title}", "", _md_line(header)]
+    header = [md_text(h) for h in lead + [m.display_header for m in table.columns]]
+    lines = [f"### {md_text(table.title)}", "", _md_line(header)]
     lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
     group = None
     for r, labels in zip(table.rows, row_labels(table), strict=True):
         if table.has_groups and r.group != group:
             group = r.group
-            lines.append(_md_line([f"**{_md_escape(r.group)}**"] + [""] * (len(header) - 1)))
+            lines.append(_md_line([f"**{md_text(r.group)}**"] + [""] * (len(header) - 1)))
         cells = [markdown_cell(c, r, threshold) for c in r.cells]
-        lines.append(_md_line([_md_escape(x) for x in labels] + cells))
+        lines.append(_md_line([md_text(x) for x in labels] + cells))
     if table.notes:
         lines.append("")
-        lines.extend(f"- {note}" for note in table.notes)
+        lines.extend(f"- {md_text(note)}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
@@ -200,15 +205,17 @@ def render_plain_markdown(table: PlainTable) -> str:
     """A statistics table (Table 2, noise, sentinel) as Markdown: each cell as its document
     prints it."""
     lead = [table.row_header] + ([table.setting_header] if table.setting_header else [])
-    lines = [f"### {table.title}", ""]
-    lines.append(_md_line([*lead, *(c.display_header for c in table.columns)]))
+    lines = [f"### {md_text(table.title)}", ""]
+    lines.append(
+        _md_line([md_text(h) for h in (*lead, *(c.display_header for c in table.columns))])
+    )
     lines.append(_md_line([":--"] * len(lead) + ["--:"] * len(table.columns)))
     for r in table.rows:
         labels = [r.label] + ([r.setting] if table.setting_header else [])
-        lines.append(_md_line([*labels, *(c.display for c in r.cells)]))
+        lines.append(_md_line([*(md_text(x) for x in labels), *(c.display for c in r.cells)]))
     if table.notes:
         lines.append("")
-        lines.extend(f"- {note}" for note in table.notes)
+        lines.extend(f"- {md_text(note)}" for note in table.notes)
     return "\n".join(lines) + "\n"
 
 
@@ -313,6 +320,9 @@ _TEX_SPECIAL = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 _TEX_UNICODE = {
     "±": r"$\pm$",

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from lecode.records import Judgement, Matches, Transcript
-from lecode.report.render import PlainTable
+from lecode.report.render import PlainTable, md_text
 from lecode.report.spec import ReportedSystem
 
 USAGE_FIELDS = (
@@ -131,11 +131,12 @@ def render_usage_markdown(table: PlainTable) -> str:
     lines = [
         f"### {table.title}",
         "",
-        "| " + " | ".join(cols) + " |",
+        "| " + " | ".join(md_text(c) for c in cols) + " |",
         "|" + "|".join([":--", ":--"] + ["--:"] * (len(cols) - 2)) + "|",
     ]
     for r in table.rows:
-        lines.append("| " + " | ".join([r.label, r.setting, *(c.display for c in r.cells)]) + " |")
+        cells = [r.label, r.setting, *(c.display for c in r.cells)]
+        lines.append("| " + " | ".join(md_text(x) for x in cells) + " |")
     lines.append("")
     lines.extend(f"- {note}" for note in table.notes)
     return "\n".join(lines) + "\n"

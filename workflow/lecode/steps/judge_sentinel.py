@@ -9,9 +9,11 @@ import logging
 from pathlib import Path
 
 from lecode.agents.context import endpoint, templates
+from lecode.llm.errors import failure_summary
 from lecode.recordio import atomic_write_text
 from lecode.sentinel import (
     JudgeDriftError,
+    JudgeUnreachableError,
     SentinelJudge,
     agreement,
     judge_anchors,
@@ -39,9 +41,10 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
             spec.judge.name, endpoint(ctx, spec.judge.name, cfg), templates("judge", "default", ctx)
         )
         judge.epoch = spec.epoch
-        fresh = asyncio.run(judge_anchors(judge, anchors))
+        fresh, failed = asyncio.run(judge_anchors(judge, anchors))
     finally:
         close_context(ctx)
+    failures = failure_summary(failed.values())
     if stored is None:
         status, share, agree, total = "unrecorded", None, 0, 0
         log.warning(
@@ -53,6 +56,9 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
     else:
         share, agree, total = agreement(fresh, stored, spec.tolerance)
         status = "ok" if share >= spec.threshold else "drift"
+    if failed:
+        # a call that failed is no judgement: neither agreement nor drift can be told
+        status = "endpoint_error"
     result = {
         "judge": served,
         "epoch": spec.epoch,
@@ -63,6 +69,7 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
         "threshold": spec.threshold,
         "tolerance": spec.tolerance,
         "judgements": fresh,
+        "failed_calls": {a: str(e) for a, e in failed.items()},
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,10 +93,24 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
         notes=(
             f"judge {served}: status {status}; a score agrees within ±{spec.tolerance} of the "
             "stored judgement (lecode.sentinel)",
+            *(f"failed: {line}" for line in failures),
         ),
     )
     write_document(stats_document(table, Provenance(spec_digest=spec.digest())), out)
     log.info("judge sentinel: %s, agreement %s (%d/%d)", status, share, agree, total)
+    if failed:
+        verdict = "no stored judgements to compare"
+        if share is not None:
+            verdict = f"{agree}/{total} scores of the judged anchors agree" + (
+                f", below judge_sentinel.threshold={spec.threshold:.0%}: these drifted"
+                if share < spec.threshold
+                else ""
+            )
+        raise JudgeUnreachableError(
+            f"judge sentinel: {len(failed)} of {len(anchors)} anchor judgements of {served!r} "
+            f"failed at the endpoint, so the judge could not be fully checked ({verdict}): "
+            + "; ".join(failures)
+        )
     if status == "drift":
         raise JudgeDriftError(
             f"judge {served!r} agrees with its stored anchor judgements on {agree}/{total} "

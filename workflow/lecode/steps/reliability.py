@@ -9,7 +9,7 @@ from typing import Any
 
 from lecode.agents.base import Client, ClientDialogue, RoleError, UsageMeter
 from lecode.agents.clients import build_client
-from lecode.audit import audit_answer
+from lecode.audit import audit_answer, known_answer
 from lecode.llm.errors import LLMCallError
 from lecode.records import Turn
 from lecode.reliability import (
@@ -56,7 +56,9 @@ async def answer_items(
             return ReliabilityAnswer(
                 **base, status="error", error=str(exc), usage=dict(meter.by_role)
             )
-        audit = audit_answer(case.facts, question, answer, position=k).as_json()
+        audit = audit_answer(
+            case.facts, question, answer, position=k, answered_by=known_answer(case, question)
+        ).as_json()
         verdict, j_status, j_error = None, "none", None
         if judge is not None:
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 from lecode import paths
@@ -10,12 +11,15 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
+from lecode.failures import of_records, summary
 from lecode.progress import Progress, ledger_usage
 from lecode.recordio import read_cases, write_transcripts
 from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
 from lecode.specs import SimulateSpec
 from lecode.steps.roles import close_context, role_context
+
+log = logging.getLogger("lecode")
 
 
 def journal_path(spec: SimulateSpec) -> str:
@@ -96,3 +100,8 @@ def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
     finally:
         close_context(ctx)
     write_transcripts(out, transcripts)
+    failed = of_records(
+        name, [t.model_dump(include={"stop_reason", "error"}) for t in transcripts], "simulation"
+    )
+    for line in summary([failed] if failed.failed else []):
+        log.warning("%s", line)
