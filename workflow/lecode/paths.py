@@ -17,7 +17,8 @@ PROMPTS_DIR: Final = Path(__file__).resolve().parents[1] / "prompts"
 DIGEST: Final = r"[0-9a-f]{10}"
 WILDCARDS: Final[dict[str, str]] = {
     "expert": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    "strategy": r"[a-z_]+",
+    # strategy names are the file names of their declarations (lecode.strategies)
+    "strategy": r"[a-z][a-z0-9_]*",
     "shard": r"\d{3}",
     **{
         k: DIGEST
@@ -27,7 +28,7 @@ WILDCARDS: Final[dict[str, str]] = {
     "variant": r"direct|keyfact|keyfact-e",
     **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg", "repcfg", "ncfg", "sncfg")},
     "rclient": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    "cstrategy": r"instruct_dialogue|instruct_question|first_person_dialogue",
+    "cstrategy": r"[a-z][a-z0-9_]*",
 }
 
 SHARD_DIR: Final = "results/shards/{shardset}"
