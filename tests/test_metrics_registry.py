@@ -18,7 +18,7 @@ from lecode.metrics.declared.judge import EXAMPLE_SCORES
 from lecode.metrics.registry import METRICS, RegistryError, get, scale_note, with_tag
 from lecode.recordio import RecordError
 from lecode.report.spec import ReportedSystem
-from lecode.report.tables import table3, table6, table7
+from lecode.report.tables import shot_table_named, table3
 from lecode.score_io import SCORE_SCHEMA, read_scores, write_scores
 from lecode.score_records import DialogueScores
 from lecode.stats import ResamplePlan
@@ -130,18 +130,22 @@ def test_a_declaration_inserted_anywhere_moves_no_column_between_tables_6_and_7(
     order: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plan = ResamplePlan(resamples=50)
-    before6 = [m.key for m in table6(_frame(), SYSTEMS, 2, plan=plan).metrics]
-    before7 = [m.key for m in table7(_frame(), SYSTEMS, 2, plan=plan).metrics]
+    before6 = [m.key for m in shot_table_named("table6", _frame(), SYSTEMS, 2, plan=plan).metrics]
+    before7 = [m.key for m in shot_table_named("table7", _frame(), SYSTEMS, 2, plan=plan).metrics]
     # an untagged metric anywhere in the order: both tables unchanged
     metrics = tuple(sorted((*METRICS, _inserted(order, ())), key=lambda m: m.order))
     monkeypatch.setattr(registry, "METRICS", metrics)
-    assert [m.key for m in table6(_frame(), SYSTEMS, 2, plan=plan).metrics] == before6
-    assert [m.key for m in table7(_frame(), SYSTEMS, 2, plan=plan).metrics] == before7
+    assert [
+        m.key for m in shot_table_named("table6", _frame(), SYSTEMS, 2, plan=plan).metrics
+    ] == before6
+    assert [
+        m.key for m in shot_table_named("table7", _frame(), SYSTEMS, 2, plan=plan).metrics
+    ] == before7
     # tagged table7 between two table6 columns (or before all): it joins Table 7 only
     metrics = tuple(sorted((*METRICS, _inserted(order, ("table7",))), key=lambda m: m.order))
     monkeypatch.setattr(registry, "METRICS", metrics)
-    six = [m.key for m in table6(_frame(), SYSTEMS, 2, plan=plan).metrics]
-    seven = [m.key for m in table7(_frame(), SYSTEMS, 2, plan=plan).metrics]
+    six = [m.key for m in shot_table_named("table6", _frame(), SYSTEMS, 2, plan=plan).metrics]
+    seven = [m.key for m in shot_table_named("table7", _frame(), SYSTEMS, 2, plan=plan).metrics]
     assert six == before6
     assert sorted(seven) == sorted([*before7, "early_share"])
     assert [k for k in seven if k != "early_share"] == before7

@@ -36,11 +36,10 @@ from lecode.report.render import (
 from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.tables import (
     low_coverage_cells,
+    shot_table_named,
     table2,
     table3,
     table3_systems,
-    table6,
-    table7,
 )
 from lecode.report.usage import usage_frame, usage_summary
 from lecode.score_io import SCORE_SCHEMA
@@ -295,7 +294,7 @@ def test_table3_hides_paired_few_shot_rows() -> None:
 def test_table6_and_7_rows_and_holm() -> None:
     frame, systems = _shots()
     plan = ResamplePlan(resamples=2000, seed=0)
-    t6 = table6(frame, systems, 30, plan=plan)
+    t6 = shot_table_named("table6", frame, systems, 30, plan=plan)
     assert [(r.label, r.setting, r.kind) for r in t6.rows] == [
         ("GPT-4", "ZS", "system"),
         ("GPT-4", "FS", "system"),
@@ -314,7 +313,7 @@ def test_table6_and_7_rows_and_holm() -> None:
     md = render_markdown(t6)
     assert "| Qwen2.5-7B | ZS |" in md and "|  | Δ FS−ZS | +0.0 ± " in md
     assert "(n.s.)" in md
-    t7 = table7(frame, systems, 30, plan=plan)
+    t7 = shot_table_named("table7", frame, systems, 30, plan=plan)
     assert [m.header for m in t7.metrics] == ["R-L", "BS", "Pro", "Flu", "Com", "Sat", "Safe", "OA"]
     oa = t7.rows[5].cells[-1]
     assert oa.value == pytest.approx(20.0) and oa.distinguishable is True

@@ -37,14 +37,14 @@ from lecode.report.spec import (
     coerce_systems,
 )
 from lecode.report.tables import (
+    SHOT_TABLES,
     comparison_table,
     paired_table,
+    shot_table_named,
     system_rows,
     table2,
     table3,
     table3_systems,
-    table6,
-    table7,
 )
 from lecode.report.usage import usage_summary
 from lecode.stats import ResamplePlan
@@ -130,8 +130,9 @@ def build_tables(
             alpha=settings.alpha,
             coverage_threshold=thr,
         )
-    for name, build in (("table6", table6), ("table7", table7)):
-        t = build(
+    for name in SHOT_TABLES:
+        t = shot_table_named(
+            name,
             scores,
             sys_list,
             n_expected,

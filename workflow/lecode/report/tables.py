@@ -15,6 +15,7 @@ zero-shot table). :func:`write_tables` renders them all to files.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -322,57 +323,25 @@ def shot_table(
     )
 
 
-def table6(
+#: The zero-shot vs few-shot tables (paper Tables 6 and 7) by name, with their titles; each
+#: shows the metrics declared with the tag of its name.
+SHOT_TABLES: dict[str, str] = {
+    "table6": "Clarification capability, zero-shot (ZS) vs few-shot (FS)",
+    "table7": "Advice quality, zero-shot (ZS) vs few-shot (FS)",
+}
+
+
+def shot_table_named(
+    name: str,
     scores: pl.DataFrame,
     systems: Sequence[ReportedSystem],
     n_expected: int,
-    *,
-    plan: ResamplePlan | None = None,
-    alpha: float = ALPHA,
-    coverage_threshold: float = 0.9,
-    zero_shot: str = ZERO_SHOT,
-    few_shot: str = FEW_SHOT,
+    **options: Any,
 ) -> Table:
-    """Clarification capability, zero-shot vs few-shot (paper Table 6)."""
+    """The ZS vs FS table ``name`` of :data:`SHOT_TABLES` (``options``: those of
+    :func:`shot_table`)."""
     return shot_table(
-        scores,
-        systems,
-        n_expected,
-        with_tag("table6"),
-        name="table6",
-        title="Clarification capability, zero-shot (ZS) vs few-shot (FS)",
-        plan=plan,
-        alpha=alpha,
-        coverage_threshold=coverage_threshold,
-        zero_shot=zero_shot,
-        few_shot=few_shot,
-    )
-
-
-def table7(
-    scores: pl.DataFrame,
-    systems: Sequence[ReportedSystem],
-    n_expected: int,
-    *,
-    plan: ResamplePlan | None = None,
-    alpha: float = ALPHA,
-    coverage_threshold: float = 0.9,
-    zero_shot: str = ZERO_SHOT,
-    few_shot: str = FEW_SHOT,
-) -> Table:
-    """Advice quality, zero-shot vs few-shot (paper Table 7)."""
-    return shot_table(
-        scores,
-        systems,
-        n_expected,
-        with_tag("table7"),
-        name="table7",
-        title="Advice quality, zero-shot (ZS) vs few-shot (FS)",
-        plan=plan,
-        alpha=alpha,
-        coverage_threshold=coverage_threshold,
-        zero_shot=zero_shot,
-        few_shot=few_shot,
+        scores, systems, n_expected, with_tag(name), name=name, title=SHOT_TABLES[name], **options
     )
 
 
