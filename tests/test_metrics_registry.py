@@ -18,7 +18,7 @@ from lecode.metrics.declared.judge import EXAMPLE_SCORES
 from lecode.metrics.registry import METRICS, RegistryError, get, scale_note, with_tag
 from lecode.recordio import RecordError
 from lecode.report.spec import ReportedSystem
-from lecode.report.tables import shot_table_named, table3
+from lecode.report.tables import SHOT_TABLES, shot_table_named, table3
 from lecode.score_io import SCORE_SCHEMA, read_scores, write_scores
 from lecode.score_records import DialogueScores
 from lecode.stats import ResamplePlan
@@ -54,7 +54,8 @@ def test_a_wrong_compute_function_fails_its_example_in_the_selftest() -> None:
 
 
 def _tags_used_by_the_report() -> set[str]:
-    """Tags named by a ``with_tag("...")`` call in the report, step and explain modules."""
+    """Tags named by a ``with_tag("...")`` call in the report, step and explain modules, and
+    the names of the ZS-vs-FS tables."""
     files = [
         *(PACKAGE / "report").glob("*.py"),
         *(PACKAGE / "steps").glob("*.py"),
@@ -70,7 +71,7 @@ def _tags_used_by_the_report() -> set[str]:
                 and isinstance(node.args[0], ast.Constant)
             ):
                 used.add(str(node.args[0].value))
-    return used
+    return used | set(SHOT_TABLES)  # the ZS-vs-FS tables take the tag of their name
 
 
 def test_every_declared_tag_is_used_by_some_table_or_figure() -> None:
