@@ -87,11 +87,19 @@ def test_forecast_of_the_paper_configuration_at_the_real_test_set_size(
     out = json.loads(capsys.readouterr().out)
     assert out["cases"] == 740
     experts = {r["model"] for r in out["rows"] if r["role"] == "expert"}
-    assert {"gpt-4", "qwen2.5-7b", "deepseek-r1", "chatlaw", "keyfact-e-sft"} <= experts
+    assert {"gpt-4", "qwen2.5-7b", "deepseek-r1", "chatlaw"} <= experts
     few_and_zero = {r["model"]: r["calls"] for r in out["rows"] if r["role"] == "expert"}
     # zero-shot and few-shot: (10 questions + advice) x 740 cases each
     assert few_and_zero["gpt-4"] == 2 * 11 * 740
     assert {r["role"] for r in out["rows"]} == {"expert", "client", "matcher", "judge"}
+    # without a GPU run the SFT rows are not run, so they cost nothing and say why
+    sft = {"direct-sft", "keyfact-sft", "keyfact-e-sft"}
+    assert not sft & experts and set(out["not_run"]) == sft
+    # with the training overlay they are forecast like the others
+    assert llm_main([*args, "--params", str(repo / "configs/sft.yaml")]) == 0
+    trained = json.loads(capsys.readouterr().out)
+    assert sft <= {r["model"] for r in trained["rows"] if r["role"] == "expert"}
+    assert trained["not_run"] == {}
 
 
 def test_the_forecast_prices_the_cached_share_measured_in_earlier_runs(

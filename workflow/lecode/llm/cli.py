@@ -102,7 +102,8 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         cached_share=args.cached_share,
     )
     if args.json:
-        print(json.dumps({"cases": fc.cases, "rows": fc.rows()}, ensure_ascii=False, indent=2))
+        out = {"cases": fc.cases, "rows": fc.rows(), "not_run": fc.not_run}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         print(fc.render())
     return 0

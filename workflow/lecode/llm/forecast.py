@@ -115,6 +115,8 @@ class Forecast:
     lines: dict[tuple[str, str], Line] = field(default_factory=dict)
     #: the cached share of each model (by entry name), measured or assumed
     cached: dict[str, CachedShare] = field(default_factory=dict)
+    #: experts whose rows this run does not run (untrained SFT adapters), with the reason
+    not_run: dict[str, str] = field(default_factory=dict)
 
     def add(self, role: str, spec: ModelSpec, prompt: int, completion: int, calls: int = 1) -> None:
         line = self.lines.get((role, spec.name))
@@ -164,6 +166,8 @@ class Forecast:
                 f"{r['cached_prompt_tokens']:10d} {r['completion_tokens']:12d} {r['cost']:10.4f}"
             )
         lines.append(f"total cost {total:.4f} (upper bound: store hits not subtracted)")
+        for name, why in sorted(self.not_run.items()):
+            lines.append(f"not forecast: the rows of {name}, not run ({why})")
         for name, c in sorted(self.cached.items()):
             lines.append(
                 f"cached prompt share of {name}: {c.share:.0%} ({c.source}; billed at "
@@ -200,6 +204,14 @@ def forecast(
     if cases is not None and chosen:
         chosen = [chosen[i % len(chosen)] for i in range(cases)]
     fc = Forecast(len(chosen), q, tokens_per_char)
+    if experts is None:  # the rows this run runs (not those of untrained SFT adapters)
+        from lecode.plan import Plan
+
+        plan = Plan(settings)
+        fc.not_run = {
+            e.model: why for e in settings.experts if (why := plan.not_run(e.model)) is not None
+        }
+        experts = [e for e in settings.experts if e.model not in fc.not_run]
 
     def spec_of(name: str) -> ModelSpec | None:
         entry = models[name]
@@ -217,7 +229,7 @@ def forecast(
         client_t = load_strategy("client", settings.client.strategy)
         declared = strategies.client_strategy(settings.client.strategy)
         client_calls = [(c, client_t[c.template]) for c in declared.question_calls()]
-    for expert in settings.experts if experts is None else experts:
+    for expert in experts:
         spec = spec_of(expert.model)
         for case in chosen:
             facts = "\n".join(case.facts)
