@@ -74,7 +74,7 @@ def test_the_marked_fields_are_the_runtime_only_settings() -> None:
         "price",
     }
     assert runtime_only_fields(BertScoreSettings) == {"threads", "mem_mb"}
-    assert runtime_only_fields(SFTTrainSettings) == {"logging_steps", "publish_dir"}
+    assert runtime_only_fields(SFTTrainSettings) == {"logging_steps", "publish_dir", "enabled"}
     assert runtime_only_fields(SimulateSpec) == {"fail_on_error", "runtime"}
 
 
