@@ -1,6 +1,7 @@
 """A metric declared only here, in one new module of a copy of the package: it reaches the score
 file, the tables its tags name (and no other), ``lecode explain``'s wording of a missing value,
-and (slow) a finished run reruns scoring and what follows, never simulation."""
+and (slow, in tests/test_workflow_integration.py on its finished run) reruns scoring and what
+follows, never simulation."""
 
 from __future__ import annotations
 
@@ -12,12 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import copy_project
-
 REPO = Path(__file__).resolve().parent.parent
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 NEW_MODULE = Path("lecode/metrics/declared/critical_recall.py")
 
 #: The whole metric: its function and its declaration, in one new module.
@@ -139,37 +135,3 @@ def test_a_new_metric_is_one_module(tmp_path: Path) -> None:
     assert "CR —" in out["case"]
     assert "CR: not applicable: no key fact of importance 3" in out["case"]
     assert "failed dialogue" not in out["case"]
-
-
-TINY = "dataset: {n_shards: 2, limit: 4}\nreport: {bootstrap: {resamples: 200}}\n"
-
-
-def _snakemake(project: Path, *args: str) -> str:
-    # targets first: --configfile takes several values and would swallow them
-    cmd = [SNAKEMAKE, "all_tables", *args, "--cores", "2", "--configfile", "tiny.yaml"]
-    done = subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=900)
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-4000:]
-    return out
-
-
-def _scheduled(project: Path) -> dict[str, int]:
-    out = _snakemake(project, "-n", "--quiet", "rules")
-    return {
-        line.split()[0]: int(line.split()[1])
-        for line in out.splitlines()
-        if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"
-    }
-
-
-@pytest.mark.slow
-def test_a_new_metric_reruns_scoring_and_what_follows_only(tmp_path: Path) -> None:
-    project = copy_project(tmp_path)
-    (project / "tiny.yaml").write_text(TINY, encoding="utf-8")
-    _snakemake(project)
-    assert _scheduled(project) == {}
-    (project / "workflow" / NEW_MODULE).write_text(CRITICAL_RECALL, encoding="utf-8")
-    jobs = _scheduled(project)
-    for step in ("shard_dataset", "simulate", "match_facts", "judge_advice"):
-        assert step not in jobs, jobs
-    assert jobs.get("score_system", 0) >= 1 and jobs.get("tables") == 1, jobs

@@ -211,3 +211,21 @@ def test_runtime_only_settings_rerun_nothing(project: Path) -> None:
     counts.pop("all_tables", None)
     counts.pop("publish_tables", None)
     assert counts == {"tables": 1}  # a label is shown in the tables, and only there
+
+
+@pytest.mark.slow
+def test_a_new_metric_reruns_scoring_and_what_follows_only(project: Path) -> None:
+    """The metric of tests/test_metrics_extension.py, added to the finished run as its one new
+    module: scoring and what follows rerun, never sharding, simulation, matching or judging."""
+    from tests.test_metrics_extension import CRITICAL_RECALL, NEW_MODULE
+
+    module = project / "workflow" / NEW_MODULE
+    module.write_text(CRITICAL_RECALL, encoding="utf-8")
+    try:
+        jobs = _scheduled(project)
+    finally:
+        module.unlink()
+    for step in ("shard_dataset", "simulate", "match_facts", "judge_advice"):
+        assert step not in jobs, jobs
+    assert jobs.get("score_system", 0) >= 1 and jobs.get("tables") == 1, jobs
+    assert _scheduled(project) == {}  # removed again: current
