@@ -41,7 +41,7 @@ rule all_transcripts:
 
 rule sft_data:
     """Training dialogues of the SFT strategies (direct, keyfact, keyfact-e): chat JSONL and
-    statistics under results/sft/<spec digest>/ (README, "SFT strategies")."""
+    statistics under results/sft/<spec digest>/ (docs/sft.md)."""
     input:
         sft_data_targets(),
 
@@ -56,7 +56,7 @@ rule dataset:
 
 rule table4:
     """Client-simulator reliability (paper Table 4) under results/table4/<spec digest>/; the
-    tables job (all_tables, all) publishes it to reports/tables/table4.* (README, "Reading
-    Table 4, the audit and the noise report")."""
+    tables job (all_tables, all) publishes it to reports/tables/table4.*
+    (docs/reading-results.md)."""
     input:
         table4_targets,

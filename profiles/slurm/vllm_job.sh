@@ -14,7 +14,7 @@
 # `--configfile configs/vllm-qwen7b.yaml`. Override the requests below on the sbatch command
 # line (sbatch options win over #SBATCH lines), e.g. `--gres=gpu:a100:1 --time=24:00:00`.
 #
-# vLLM runs from its own environment (README: "vLLM"): .venv-vllm/bin/vllm if it exists,
+# vLLM runs from its own environment (docs/llm-roles.md): .venv-vllm/bin/vllm if it exists,
 # else `vllm` on PATH, unless LECODE_VLLM_COMMAND names another command prefix. Models are
 # read from their model_path, which must be visible on the GPU node.
 #
@@ -40,7 +40,7 @@ if [ -z "${LECODE_VLLM_COMMAND:-}" ]; then
   if [ -x .venv-vllm/bin/vllm ]; then
     export LECODE_VLLM_COMMAND="$(pwd)/.venv-vllm/bin/vllm serve"
   elif ! command -v vllm >/dev/null 2>&1; then
-    die "no vLLM: create .venv-vllm (README, 'vLLM'), put vllm on PATH, or set LECODE_VLLM_COMMAND"
+    die "no vLLM: create .venv-vllm (docs/llm-roles.md), put vllm on PATH, or set LECODE_VLLM_COMMAND"
   fi
 fi
 

@@ -1,7 +1,7 @@
 # Helpers shared by the rules. The configuration is parsed once into typed settings; a Plan
 # derives every job's spec from them. A job's outputs live under its spec's digest, so what
-# exists at the planned path is current and nothing else is (README: "How lecode decides
-# what to rerun"). The rules hand each job its spec (params: spec) and nothing else.
+# exists at the planned path is current and nothing else is (docs/reruns.md). The rules hand
+# each job its spec (params: spec) and nothing else.
 import sys
 from pathlib import Path
 

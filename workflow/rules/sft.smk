@@ -1,4 +1,4 @@
-# SFT strategies (paper section 3.5; README "SFT strategies"). Training dialogues of each
+# SFT strategies (paper section 3.5; docs/sft.md). Training dialogues of each
 # variant (direct, keyfact, keyfact-e) are CPU jobs of the DAG (target sft_data); LoRA training
 # runs on GPUs: train_lora writes the adapter under its spec's digest and publish_lora copies it
 # to <sft.train.publish_dir>/<variant>-sft, the directory the vLLM `lora:` entries of
@@ -100,7 +100,7 @@ rule train_lora:
     resources:
         gpu=SETTINGS.sft.train.devices,
         mem_mb=32000,
-        # minutes: about 4.7 A100-hours per variant on one GPU (README, "SFT strategies")
+        # minutes: about 4.7 A100-hours per variant on one GPU (docs/sft.md)
         runtime=720,
         cpus_per_task=lambda wildcards, threads: threads,
     log:
@@ -157,7 +157,7 @@ def _warn_stale_adapters():
             print(
                 f"lecode: models.{name} serves {path}, which was trained by {trained}; the "
                 f"current sft settings train {current}, which a run that evaluates it trains "
-                "and publishes first (README, 'SFT strategies')",
+                "and publishes first (docs/sft.md)",
                 file=sys.stderr,
             )
 

@@ -180,7 +180,7 @@ class LLMRuntime:
             raise LLMConfigError(
                 f"models.{model_name}: the adapter {path} {found}, but this evaluation is of "
                 f"the adapter trained by {expected} (the current sft settings); publish it with "
-                "the target sft_adapters (README, 'SFT strategies')"
+                "the target sft_adapters (docs/sft.md)"
             )
 
     def endpoint(self, model_name: str, entry: ModelEntry) -> Endpoint:

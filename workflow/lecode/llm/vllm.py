@@ -237,7 +237,7 @@ def resolve_base_url(server: str, state_dir: str | Path) -> str:
             f"may not start one ({SERVE_ENV} is not set to {Path(state_dir)}: a local Snakemake "
             "run sets it in its onstart hook); start it with "
             "`lecode serve start --params params.yaml`, or run the vLLM jobs where the hooks "
-            "run (README, 'vLLM on a cluster')"
+            "run (docs/clusters.md)"
         )
     return ServerState.read(path).base_url
 

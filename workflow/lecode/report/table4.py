@@ -145,7 +145,7 @@ def table4(
         "Relevance and Factuality (judge): the configured reliability judge with our prompt "
         "(workflow/prompts/reliability/judge.txt); — without a judge",
         "audit blocks: the deterministic checks of lecode.audit against the fact list "
-        "(README, 'Reading Table 4, the audit and the noise report')",
+        "(docs/reading-results.md)",
     ]
     notes.extend(QUESTION_NOTES[s] for s in sources if s in QUESTION_NOTES)
     if published:
