@@ -180,13 +180,13 @@ class LLMExpertDialogue:
         def read(reply: str) -> tuple[ParsedMove, RoleUsage | None]:
             if e.json_replies:
                 return parse_json_reply(reply), None
-            read = read_marked_reply(reply, reading=e.markers.reading, two_moves=two_moves)
+            found = read_marked_reply(reply, reading=e.markers.reading, two_moves=two_moves)
             counted = RoleUsage(
-                read_after_preamble=int(read.how == "preamble"),
-                read_anywhere=int(read.how == "anywhere"),
-                read_two_moves=int(bool(read.two_moves)),
+                read_after_preamble=int(found.how == "preamble"),
+                read_anywhere=int(found.how == "anywhere"),
+                read_two_moves=int(bool(found.two_moves)),
             )
-            return read.move, counted if counted != RoleUsage() else None
+            return found.move, counted if counted != RoleUsage() else None
 
         def parse(reply: str) -> ParsedMove:
             nonlocal attempts

@@ -18,7 +18,6 @@ the forecast says which it used.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,23 +61,17 @@ def measured_cached_share(store_dir: str | Path, spec: ModelSpec) -> CachedShare
     """The cached share of prompt tokens over ``spec``'s stored responses that report cached
     tokens (earlier runs of this model entry at this endpoint), or None when none does."""
     from lecode.llm.keys import model_identity, partition_name
-    from lecode.llm.store import decode_line
+    from lecode.llm.store import partition_records
 
     identity = model_identity(spec.name, spec.identity_url, spec.served_model)
-    part = Path(store_dir) / partition_name(identity)
     prompt = cached = responses = 0
-    for seg in sorted(part.glob("seg-*")) if part.is_dir() else []:
-        with open(seg, "rb") as fh:
-            for line in fh:
-                decoded = decode_line(line.rstrip(b"\n"))
-                if decoded is None:
-                    continue
-                response = json.loads(decoded[1]).get("response") or {}
-                if response.get("cached_prompt_tokens") is None:
-                    continue
-                responses += 1
-                prompt += int(response.get("prompt_tokens") or 0)
-                cached += int(response["cached_prompt_tokens"])
+    for record in partition_records(store_dir, partition_name(identity)):
+        response = record.get("response") or {}
+        if response.get("cached_prompt_tokens") is None:
+            continue
+        responses += 1
+        prompt += int(response.get("prompt_tokens") or 0)
+        cached += int(response["cached_prompt_tokens"])
     if not responses or not prompt:
         return None
     return CachedShare(min(1.0, cached / prompt), responses)

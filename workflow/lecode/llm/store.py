@@ -39,7 +39,7 @@ import time
 import zlib
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +142,18 @@ def decode_line(line: bytes) -> tuple[str, bytes] | None:
     """``(key, json body)`` of an intact line, ``None`` for a torn or corrupt one."""
     key, body, _ = inspect_line(line)
     return None if key is None or body is None else (key, body)
+
+
+def partition_records(root: str | Path, partition: str) -> Iterator[dict[str, Any]]:
+    """Every intact record of one partition, read straight from its segments in order (for
+    statistics over a model's responses; torn or corrupt lines are skipped)."""
+    path = Path(root) / partition
+    for seg in sorted(path.glob(SEGMENT_GLOB)) if path.is_dir() else []:
+        with open(seg, "rb") as fh:
+            for line in fh:
+                decoded = decode_line(line.rstrip(b"\n"))
+                if decoded is not None:
+                    yield json.loads(decoded[1])
 
 
 def _writer_gone(fh: Any, name: str) -> bool:
