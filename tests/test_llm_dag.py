@@ -444,6 +444,7 @@ def test_gpu_check_dry_run_serves_the_expert_through_the_launcher(tmp_path: Path
     assert not list((project / "store" / "servers").glob("*.json")), "the server was not stopped"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_gpu_check_fails_clearly(tmp_path: Path) -> None:
     missing = gpu_check(str(tmp_path / "no-such-model"), GPU_CHECK_DRY="1")

@@ -77,6 +77,7 @@ def test_mock_server_command_runs_in_a_child_process(tmp_path: Path) -> None:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_forecast_of_the_paper_configuration_at_the_real_test_set_size(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

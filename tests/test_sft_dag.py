@@ -35,6 +35,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return proj
 
 
+@pytest.mark.slow
 def test_sft_data_builds_three_variants_offline(project: Path) -> None:
     run = snakemake(project, "sft_data")
     assert run.returncode == 0, run.stderr[-3000:]
