@@ -11,13 +11,16 @@ uses, :mod:`lecode.llm.http`). No store, no ledger, no journal, no prompts, no p
 dialogue dependencies (every body is ready at once). The mock counts request bodies by digest:
 each replay must send exactly the multiset of bodies the harness sent.
 
-    .venv/bin/python benchmarks/harness_vs_raw.py [--dialogues 200] [--concurrency 16]
+    .venv/bin/python benchmarks/harness_vs_raw.py [--dialogues 50 800] [--concurrency 16]
         [--repeat 2] [--profile FILE]
 
-Harness and raw runs alternate ``--repeat`` times; the best of each is compared.
+Each ``--dialogues`` value is one measurement (by default 50 and 800 cases per expert: 100
+and 1,600 dialogues waiting in one job), so that a harness whose cost per call grows with the
+queue shows it: ``cpu_growth=`` is the harness's CPU per call at the largest over the smallest
+(goal <= 1.3). Harness and raw runs alternate ``--repeat`` times; the best of each is compared.
 ``same_library_ratio=`` is harness calls per s / bare ``aiohttp`` calls per s (what the
 harness's own work costs); the last line is ``ratio=<harness calls per s / bare httpx2 calls
-per s>`` (goal: >= 0.8). ``--profile FILE`` writes a cProfile of one extra harness run
+per s>`` at the largest queue (goal: >= 0.8). ``--profile FILE`` writes a cProfile of one extra harness run
 (``python -m pstats FILE``).
 """
 
@@ -30,6 +33,7 @@ import json
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -129,27 +133,27 @@ async def aiohttp_replay(
 REPLAYS = {"httpx2": httpx2_replay, "aiohttp": aiohttp_replay}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--dialogues", type=int, default=200, help="cases per expert")
-    p.add_argument("--concurrency", type=int, default=16, help="calls in flight (C)")
-    p.add_argument("--max-turns", type=int, default=10)
-    p.add_argument("--repeat", type=int, default=2, help="harness/raw rounds; best of each")
-    p.add_argument("--profile", type=Path, default=None, help="cProfile of one more harness run")
-    p.add_argument(
-        "--raw-inflight",
-        type=int,
-        default=0,
-        help="diagnostic: one more httpx2 replay with C connections opened first and only "
-        "this many requests in flight (its pool as a CPU-bound harness would leave it)",
-    )
-    args = p.parse_args(argv)
+@dataclass
+class Measured:
+    """One queue length's result: best rates and CPU per call of each contender."""
 
+    dialogues: int
+    concurrency: int
+    calls: int
+    harness: list[float]
+    harness_cpu: list[float]
+    raw: dict[str, list[float]]
+    raw_cpu: dict[str, list[float]]
+
+
+def measure(cases: int, args: argparse.Namespace) -> Measured:
+    """The harness and the bare clients on ``cases`` cases per expert (``2 * cases``
+    dialogues waiting in one job)."""
     harness: list[float] = []
     harness_cpu: list[float] = []
     raw: dict[str, list[float]] = {name: [] for name in REPLAYS}
     raw_cpu: dict[str, list[float]] = {name: [] for name in REPLAYS}
-    with mock_endpoint(args.dialogues, latency=0.0) as ep:
+    with mock_endpoint(cases, latency=0.0) as ep:
 
         def one_harness(k: int, profiler: cProfile.Profile | None = None) -> Counter[str]:
             ep.control.reset()
@@ -211,18 +215,57 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile is not None:
             profiler = cProfile.Profile()
             one_harness(args.repeat, profiler)
-            profiler.dump_stats(args.profile)
-            print(f"profile={args.profile}")
+            profile = args.profile.with_name(f"{args.profile.stem}-{cases}{args.profile.suffix}")
+            profiler.dump_stats(profile)
+            print(f"profile={profile}")
+    return Measured(2 * cases, args.concurrency, len(requests), harness, harness_cpu, raw, raw_cpu)
 
-    calls = len(requests)
-    print(f"calls={calls} per run ({2 * args.dialogues} dialogues), concurrency={args.concurrency}")
-    print("harness_calls_per_s=" + " ".join(f"{x:.1f}" for x in harness))
+
+def report(m: Measured) -> None:
+    """The lines of one queue length, each prefixed with its number of dialogues."""
+    tag = f"[{m.dialogues} dialogues]"
+    print(f"{tag} calls={m.calls} per run, concurrency={m.concurrency}")
+    print(f"{tag} harness_calls_per_s=" + " ".join(f"{x:.1f}" for x in m.harness))
     for name in REPLAYS:
-        print(f"bare_{name}_calls_per_s=" + " ".join(f"{x:.1f}" for x in raw[name]))
-    cpu = " ".join(f"bare_{name}={1000 * min(raw_cpu[name]):.3f}" for name in REPLAYS)
-    print(f"cpu_ms_per_call: harness={1000 * min(harness_cpu):.3f} {cpu}")
-    print(f"same_library_ratio={max(harness) / max(raw['aiohttp']):.3f}")
-    print(f"ratio={max(harness) / max(raw['httpx2']):.3f}")
+        print(f"{tag} bare_{name}_calls_per_s=" + " ".join(f"{x:.1f}" for x in m.raw[name]))
+    cpu = " ".join(f"bare_{name}={1000 * min(m.raw_cpu[name]):.3f}" for name in REPLAYS)
+    print(f"{tag} cpu_ms_per_call: harness={1000 * min(m.harness_cpu):.3f} {cpu}")
+    print(f"{tag} same_library_ratio={max(m.harness) / max(m.raw['aiohttp']):.3f}")
+    print(f"{tag} ratio={max(m.harness) / max(m.raw['httpx2']):.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument(
+        "--dialogues",
+        type=int,
+        nargs="+",
+        default=[50, 800],
+        help="cases per expert, one measurement each (two experts: twice as many dialogues)",
+    )
+    p.add_argument("--concurrency", type=int, default=16, help="calls in flight (C)")
+    p.add_argument("--max-turns", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=2, help="harness/raw rounds; best of each")
+    p.add_argument("--profile", type=Path, default=None, help="cProfile of one more harness run")
+    p.add_argument(
+        "--raw-inflight",
+        type=int,
+        default=0,
+        help="diagnostic: one more httpx2 replay with C connections opened first and only "
+        "this many requests in flight (its pool as a CPU-bound harness would leave it)",
+    )
+    args = p.parse_args(argv)
+    results = [measure(cases, args) for cases in args.dialogues]
+    for m in results:
+        report(m)
+    small, large = results[0], results[-1]
+    if len(results) > 1:
+        growth = min(large.harness_cpu) / min(small.harness_cpu)
+        print(
+            f"cpu_growth={growth:.3f} (harness CPU per call at {large.dialogues} dialogues / "
+            f"at {small.dialogues}; goal <= 1.3)"
+        )
+    print(f"ratio={max(large.harness) / max(large.raw['httpx2']):.3f}")
     return 0
 
 

@@ -120,7 +120,7 @@ class Endpoint:
         self.partition = partition_name(self.identity)
         # the endpoint's address as far as limits go: a LoRA entry shares its server's
         self.address = spec.identity_url
-        limits.declare(self.address, spec.concurrency)
+        limits.declare(self.address, spec.concurrency, spec.timeout)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ChatSession]
         self._clients = weakref.WeakKeyDictionary()
         self._guards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]

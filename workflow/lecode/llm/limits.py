@@ -29,6 +29,7 @@ import hashlib
 import threading
 import time
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,11 @@ from pathlib import Path
 UNREACHABLE_AFTER = 3
 #: ... and timeouts of a request that was alone in flight.
 UNREACHABLE_AFTER_TIMEOUTS = 2
+#: Seconds between two filesystem calls of a job about one endpoint's progress file: a job
+#: notes a reply at most this often and reads the other jobs' at most this often (or 8 times
+#: per request timeout, if that is shorter), so the cost of a reply does not depend on how
+#: many replies there are.
+SHARE_EVERY = 1.0
 
 
 @dataclass
@@ -63,20 +69,34 @@ class EndpointState:
     first_failure: str = ""
     unreachable: str | None = None
     unreachable_kind: str = "connection"  # the failure class given to the requests refused
+    # the progress file: when this job last wrote and read it (monotonic), what it read
+    shared_at: float = float("-inf")
+    read_at: float = float("-inf")
+    others_reply: float = float("-inf")
+    path: Path | None = None
+    share_every: float = SHARE_EVERY
 
 
 class _Slots:
-    """The requests of one event loop in flight to one endpoint."""
+    """The requests of one event loop in flight to one endpoint, and the requests waiting for
+    a slot in the order they asked (FIFO). A released slot is handed to one waiter; nothing
+    wakes a waiter that cannot proceed, so the cost of a request does not grow with the
+    number of dialogues waiting."""
 
     def __init__(self) -> None:
         self.in_flight = 0
-        self.changed = asyncio.Condition()
+        self.waiters: deque[asyncio.Future[bool]] = deque()
 
 
 class EndpointLimits:
     """``progress_dir``: where the jobs of a run note each endpoint's last reply (one empty
-    file per endpoint, its modification time), so that a job sees the progress a server makes
-    on the other jobs' requests; None: this job's replies only."""
+    file per endpoint, its modification time, written and read at most every
+    :data:`SHARE_EVERY` seconds per job), so that a job sees the progress a server makes on
+    the other jobs' requests; None: this job's replies only.
+
+    ``wakeups`` counts the waiting requests woken (each is woken once: handed a slot, or
+    refused when the endpoint is given up); ``file_calls`` the filesystem calls made on
+    progress files."""
 
     def __init__(self, progress_dir: str | Path | None = None) -> None:
         self.progress_dir = None if progress_dir is None else Path(progress_dir)
@@ -86,17 +106,23 @@ class EndpointLimits:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self._made_dir = False
+        self.wakeups = 0
+        self.file_calls = 0
 
-    def declare(self, endpoint: str, limit: int) -> None:
-        """Register an endpoint; the smallest declared limit wins."""
+    def declare(self, endpoint: str, limit: int, timeout: float | None = None) -> None:
+        """Register an endpoint; the smallest declared limit wins. ``timeout``: the entry's
+        request timeout; progress is shared at least 8 times per timeout, however short."""
         endpoint = _address(endpoint)
+        every = SHARE_EVERY if timeout is None else min(SHARE_EVERY, timeout / 8)
         with self._lock:
             state = self._states.get(endpoint)
             if state is None:
-                self._states[endpoint] = EndpointState(declared=limit, limit=limit)
+                state = self._states[endpoint] = EndpointState(declared=limit, limit=limit)
             elif limit < state.declared:
                 state.declared = limit
                 state.limit = min(state.limit, limit)
+            state.share_every = min(state.share_every, every)
 
     def limit(self, endpoint: str) -> int:
         """The number of requests the endpoint may have in flight now."""
@@ -126,24 +152,54 @@ class EndpointLimits:
         return self._slots(_address(endpoint)).in_flight
 
     async def acquire(self, endpoint: str) -> Ticket | None:
-        """Wait for a free slot (the limit may shrink while waiting); None, without a slot,
-        once the endpoint is unreachable."""
+        """Wait for a free slot, behind the requests that asked before (the limit may shrink
+        while waiting); None, without a slot, once the endpoint is unreachable."""
         endpoint = _address(endpoint)
         state, slots = self.state(endpoint), self._slots(endpoint)
-        async with slots.changed:
-            await slots.changed.wait_for(
-                lambda: slots.in_flight < state.limit or state.unreachable is not None
-            )
-            if state.unreachable is not None:
-                return None
+        if state.unreachable is not None:
+            return None
+        if slots.in_flight < state.limit and not slots.waiters:
             slots.in_flight += 1
+        else:
+            waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            slots.waiters.append(waiter)
+            try:
+                granted = await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled() and waiter.result():
+                    # the slot was handed over as this request was cancelled: pass it on
+                    slots.in_flight -= 1
+                    self._hand_over(state, slots)
+                elif not waiter.done():
+                    slots.waiters.remove(waiter)
+                raise
+            if not granted:
+                return None
         return Ticket(sent=time.monotonic(), limit=state.limit, generation=state.generation)
 
     async def release(self, endpoint: str) -> None:
-        slots = self._slots(_address(endpoint))
-        async with slots.changed:
-            slots.in_flight -= 1
-            slots.changed.notify_all()
+        """Give the slot back: to the first waiter while the (possibly shrunk) limit allows;
+        once the endpoint is unreachable, every waiter is woken once and refused."""
+        endpoint = _address(endpoint)
+        slots = self._slots(endpoint)
+        slots.in_flight -= 1
+        self._hand_over(self.state(endpoint), slots)
+
+    def _hand_over(self, state: EndpointState, slots: _Slots) -> None:
+        if state.unreachable is not None:
+            while slots.waiters:
+                waiter = slots.waiters.popleft()
+                if not waiter.done():
+                    self.wakeups += 1
+                    waiter.set_result(False)
+            return
+        while slots.waiters and slots.in_flight < state.limit:
+            waiter = slots.waiters.popleft()
+            if waiter.done():  # cancelled while waiting
+                continue
+            slots.in_flight += 1
+            self.wakeups += 1
+            waiter.set_result(True)
 
     def deadline(self, endpoint: str, ticket: Ticket, timeout: float) -> float:
         """When an attempt times out (``time.monotonic`` clock): ``timeout`` after the later of
@@ -154,35 +210,53 @@ class EndpointLimits:
 
     def last_reply(self, endpoint: str) -> float:
         """When the endpoint last answered this job or, by its progress file, another job
-        (``time.monotonic`` clock; -inf: never)."""
+        (``time.monotonic`` clock; -inf: never). The file is read at most every
+        :data:`SHARE_EVERY` seconds: another job's progress is seen that much later."""
         state = self.state(endpoint)
-        path = self._progress_file(endpoint)
+        path = self._progress_file(endpoint, state)
         if path is None:
             return state.last_reply
-        try:
-            age = time.time() - path.stat().st_mtime
-        except OSError:
-            return state.last_reply
-        return max(state.last_reply, time.monotonic() - age)
+        now = time.monotonic()
+        if now - state.read_at >= state.share_every:
+            state.read_at = now
+            self.file_calls += 1
+            try:
+                age = time.time() - path.stat().st_mtime
+            except OSError:
+                pass
+            else:
+                state.others_reply = now - age
+        return max(state.last_reply, state.others_reply)
 
     def replied(self, endpoint: str) -> None:
-        """The endpoint answered (any HTTP status): it is up and making progress."""
+        """The endpoint answered (any HTTP status): it is up and making progress. The other
+        jobs are told at most every :data:`SHARE_EVERY` seconds."""
         state = self.state(endpoint)
-        state.last_reply = time.monotonic()
+        now = state.last_reply = time.monotonic()
         state.answered = True
-        path = self._progress_file(endpoint)
-        if path is not None:
-            try:
+        if now - state.shared_at < state.share_every:
+            return
+        path = self._progress_file(endpoint, state)
+        if path is None:
+            return
+        state.shared_at = now
+        try:
+            if not self._made_dir:
+                self.file_calls += 1
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.touch()
-            except OSError:
-                self.progress_dir = None  # not writable: this job's replies only
+                self._made_dir = True
+            self.file_calls += 1
+            path.touch()
+        except OSError:
+            self.progress_dir = None  # not writable: this job's replies only
 
-    def _progress_file(self, endpoint: str) -> Path | None:
+    def _progress_file(self, endpoint: str, state: EndpointState) -> Path | None:
         if self.progress_dir is None:
             return None
-        name = hashlib.sha256(_address(endpoint).encode()).hexdigest()[:16]
-        return self.progress_dir / f"{name}.last-reply"
+        if state.path is None:
+            name = hashlib.sha256(_address(endpoint).encode()).hexdigest()[:16]
+            state.path = self.progress_dir / f"{name}.last-reply"
+        return state.path
 
     def timed_out(self, endpoint: str, ticket: Ticket) -> str | None:
         """An attempt timed out. With other requests in flight, back off: the limit is halved
