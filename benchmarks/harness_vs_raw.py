@@ -20,8 +20,8 @@ queue shows it: ``cpu_growth=`` is the harness's CPU per call at the largest ove
 (goal <= 1.3). Harness and raw runs alternate ``--repeat`` times; the best of each is compared.
 ``same_library_ratio=`` is harness calls per s / bare ``aiohttp`` calls per s (what the
 harness's own work costs); the last line is ``ratio=<harness calls per s / bare httpx2 calls
-per s>`` at the largest queue (goal: >= 0.8). ``--profile FILE`` writes a cProfile of one extra harness run
-(``python -m pstats FILE``).
+per s>`` at the largest queue (goal: >= 0.8). ``--profile FILE`` writes a cProfile of one
+extra harness run per queue length (``python -m pstats FILE-<cases>``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import json
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
