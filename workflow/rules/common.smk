@@ -2,8 +2,16 @@
 # derives every job's spec from them. A job's outputs live under its spec's digest, so what
 # exists at the planned path is current and nothing else is (docs/reruns.md). The rules hand
 # each job its spec (params: spec) and nothing else.
+import atexit
+import functools
+import inspect
+import json
+import os
 import sys
+from collections import Counter
 from pathlib import Path
+
+from snakemake.common import overwrite_function_params
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
@@ -98,6 +106,60 @@ def report_failed_dialogues(success):
         )
 
 
+# -- per-job rule helpers --------------------------------------------------------------------------
+# Snakemake calls a rule's input, params and resource functions several times per job, and it
+# inspects each function's signature at every call. A helper declared with @job_helper tells
+# Snakemake its parameters once and computes its value once per job (its wildcards): the
+# DAG build's cost per job then stays the same however many experts and shards there are.
+# With LECODE_HELPER_COUNTS=FILE, the calls and computations per helper are written to FILE
+# when Snakemake exits (tests/test_dag_build_cost.py counts them).
+
+HELPER_CALLS = Counter()
+HELPER_RUNS = Counter()
+
+
+def job_helper():
+    """A rule helper taking ``wildcards`` (and any other argument Snakemake passes by name,
+    such as ``threads``), computed once per job."""
+
+    def declare(fn):
+        cache = {}
+        name = fn.__name__
+
+        @functools.wraps(fn)
+        def helper(wildcards, *args, **kwargs):
+            HELPER_CALLS[name] += 1
+            key = (tuple(wildcards.items()), args, tuple(sorted(kwargs.items())))
+            try:
+                value = cache[key]
+            except KeyError:
+                HELPER_RUNS[name] += 1
+                value = cache[key] = fn(wildcards, *args, **kwargs)
+            # inputs are handed out as copies: what Snakemake does with one stays with it
+            return value.copy() if isinstance(value, (dict, list)) else value
+
+        # what Snakemake would read from the signature at every call, read once
+        overwrite_function_params(helper, inspect.signature(fn).parameters)
+        return helper
+
+    return declare
+
+
+def _write_helper_counts(path=os.environ.get("LECODE_HELPER_COUNTS")):
+    if path:
+        counts = {"calls": dict(HELPER_CALLS), "runs": dict(HELPER_RUNS)}
+        Path(path).write_text(json.dumps(counts, sort_keys=True), encoding="utf-8")
+
+
+atexit.register(_write_helper_counts)
+
+
+@job_helper()
+def threads_per_task(wildcards, threads):
+    """``cpus_per_task`` of a cluster job: its ``threads``."""
+    return threads
+
+
 wildcard_constraints:
     **paths.WILDCARDS,
 
@@ -106,8 +168,15 @@ SHARDS = PLAN.shards
 SHARDSET = PLAN.shardset
 
 
+_SPEC_JSON = {}
+
+
 def spec_json(spec):
-    return spec.to_json()
+    """A spec's JSON, serialised once per spec (the spec is kept with it)."""
+    got = _SPEC_JSON.get(id(spec))
+    if got is None or got[0] is not spec:
+        got = _SPEC_JSON[id(spec)] = (spec, spec.to_json())
+    return got[1]
 
 
 def spec_param(spec):
@@ -119,6 +188,7 @@ def spec_param(spec):
     def spec_text(wildcards):
         return text
 
+    overwrite_function_params(spec_text, inspect.signature(spec_text).parameters)
     return spec_text
 
 
@@ -164,12 +234,14 @@ def shard_outputs():
 # -- simulate -------------------------------------------------------------------------------
 
 
+@job_helper()
 def simulate_spec(wildcards):
     spec = PLAN.simulate_spec(wildcards.expert, wildcards.strategy)
     _check(wildcards, "sim", PLAN.sim(wildcards.expert, wildcards.strategy))
     return spec
 
 
+@job_helper()
 def simulate_inputs(wildcards):
     spec = simulate_spec(wildcards)
     inputs = {"shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard)}
@@ -178,17 +250,27 @@ def simulate_inputs(wildcards):
     return with_adapters(inputs, spec.expert.name, spec.client.name)
 
 
+@job_helper()
 def simulate_params(wildcards):
     return spec_json(simulate_spec(wildcards))
 
 
+@job_helper()
 def simulate_api(wildcards):
-    return int(any(r.is_llm for r in (simulate_spec(wildcards).expert, simulate_spec(wildcards).client)))
+    spec = simulate_spec(wildcards)
+    return int(spec.expert.is_llm or spec.client.is_llm)
+
+
+@job_helper()
+def simulate_runtime(wildcards):
+    """Minutes of wall time on a cluster: a shard of LLM consultations waits on its API."""
+    return 240 if simulate_api(wildcards) else 30
 
 
 # -- match_facts and judge_advice -----------------------------------------------------------------
 
 
+@job_helper()
 def evaluate_inputs(wildcards):
     return {
         "shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard),
@@ -196,31 +278,42 @@ def evaluate_inputs(wildcards):
     }
 
 
+@job_helper()
 def match_inputs(wildcards):
     return with_adapters(evaluate_inputs(wildcards), PLAN.match_spec.role.name)
 
 
+@job_helper()
 def judge_inputs(wildcards):
     return with_adapters(evaluate_inputs(wildcards), PLAN.judge_spec.role.name)
 
 
+@job_helper()
 def match_params(wildcards):
     _check(wildcards, "mcfg", PLAN.mcfg)
     return spec_json(PLAN.match_spec)
 
 
+@job_helper()
 def judge_params(wildcards):
     _check(wildcards, "jcfg", PLAN.jcfg)
     return spec_json(PLAN.judge_spec)
 
 
+@job_helper()
 def match_api(wildcards):
     return int(PLAN.match_spec.role.is_llm)
+
+
+@job_helper()
+def match_runtime(wildcards):
+    return 120 if match_api(wildcards) else 15
 
 
 # -- score_system and aggregate_scores ------------------------------------------------------------
 
 
+@job_helper()
 def score_inputs(wildcards):
     e, s = wildcards.expert, wildcards.strategy
     _check(wildcards, "scfg", PLAN.scfg)
@@ -232,6 +325,7 @@ def score_inputs(wildcards):
     }
 
 
+@job_helper()
 def score_params(wildcards):
     return spec_json(PLAN.score_spec)
 
@@ -247,6 +341,7 @@ def all_transcript_files(wildcards=None):
 # -- reliability study (Table 4) ------------------------------------------------------------------
 
 
+@job_helper()
 def reliability_spec(wildcards):
     spec = PLAN.reliability_spec(wildcards.rclient, wildcards.cstrategy)
     _check(wildcards, "rcfg", spec.digest())
@@ -254,19 +349,27 @@ def reliability_spec(wildcards):
     return spec
 
 
+@job_helper()
 def reliability_inputs(wildcards):
     spec = reliability_spec(wildcards)
     inputs = {"sample": PLAN.reliability_items_file}
     return with_adapters(inputs, *(r.name for r in (spec.client, spec.judge) if r is not None))
 
 
+@job_helper()
 def reliability_params(wildcards):
     return spec_json(reliability_spec(wildcards))
 
 
+@job_helper()
 def reliability_api(wildcards):
     spec = reliability_spec(wildcards)
     return int(any(r is not None and r.is_llm for r in (spec.client, spec.judge)))
+
+
+@job_helper()
+def reliability_runtime(wildcards):
+    return 120 if reliability_api(wildcards) else 15
 
 
 def table4_targets(wildcards=None):
@@ -280,12 +383,14 @@ def table4_targets(wildcards=None):
 # -- measured noise (replicates) ------------------------------------------------------------------
 
 
+@job_helper()
 def replicate_spec(wildcards):
     return PLAN.replicate_spec_at(
         wildcards.expert, wildcards.strategy, wildcards.sim, wildcards.repcfg
     )
 
 
+@job_helper()
 def replicate_inputs(wildcards):
     spec = replicate_spec(wildcards)
     inputs = {"test": spec.test.path}
@@ -297,10 +402,12 @@ def replicate_inputs(wildcards):
     return with_adapters(inputs, *(r.name for r in roles))
 
 
+@job_helper()
 def replicate_params(wildcards):
     return spec_json(replicate_spec(wildcards))
 
 
+@job_helper()
 def replicate_api(wildcards):
     spec = replicate_spec(wildcards)
     roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]

@@ -10,7 +10,7 @@ rule match_facts:
         spec=match_params,
     resources:
         api=match_api,
-        runtime=lambda wildcards: 120 if match_api(wildcards) else 15,
+        runtime=match_runtime,
         mem_mb=2000,
         cpus_per_task=1,
     log:

@@ -36,7 +36,7 @@ if PLAN.replicates_enabled:
         resources:
             runtime=30,
             mem_mb=SETTINGS.metrics.bertscore.mem_mb,
-            cpus_per_task=lambda wildcards, threads: threads,
+            cpus_per_task=threads_per_task,
         log:
             paths.log(PLAN.noise_dir),
         script:

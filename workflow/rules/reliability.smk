@@ -41,7 +41,7 @@ if PLAN.reliability_enabled:
             spec=reliability_params,
         resources:
             api=reliability_api,
-            runtime=lambda wildcards: 120 if reliability_api(wildcards) else 15,
+            runtime=reliability_runtime,
             mem_mb=2000,
             cpus_per_task=1,
         log:

@@ -15,7 +15,7 @@ rule tables:
     resources:
         mem_mb=report_mem_mb(PLAN.tables_spec),
         runtime=30,
-        cpus_per_task=lambda wildcards, threads: threads,
+        cpus_per_task=threads_per_task,
     log:
         paths.log(TABLES_DIR),
     benchmark:
@@ -37,7 +37,7 @@ rule figures:
     resources:
         mem_mb=report_mem_mb(PLAN.figures_spec),
         runtime=30,
-        cpus_per_task=lambda wildcards, threads: threads,
+        cpus_per_task=threads_per_task,
     log:
         paths.log(FIGURES_DIR),
     benchmark:
@@ -59,7 +59,7 @@ rule html_report:
     resources:
         mem_mb=report_mem_mb(PLAN.html_spec),
         runtime=30,
-        cpus_per_task=lambda wildcards, threads: threads,
+        cpus_per_task=threads_per_task,
     log:
         paths.log(HTML_FILE),
     script:

@@ -13,7 +13,7 @@ rule score_system:
     resources:
         mem_mb=SETTINGS.metrics.bertscore.mem_mb,
         runtime=60,
-        cpus_per_task=lambda wildcards, threads: threads,
+        cpus_per_task=threads_per_task,
     log:
         paths.log(paths.SCORE),
     benchmark:

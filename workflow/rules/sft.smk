@@ -38,6 +38,33 @@ def _sft_train_variant(wildcards):
     return variant
 
 
+@job_helper()
+def sft_data_params(wildcards):
+    return spec_json(SFT_DATA_SPECS[_sft_data_variant(wildcards)])
+
+
+@job_helper()
+def sft_data_api(wildcards):
+    spec = SFT_DATA_SPECS[_sft_data_variant(wildcards)]
+    return int(any(r is not None and r.is_llm for r in (spec.writer, spec.matcher)))
+
+
+@job_helper()
+def sft_train_inputs(wildcards):
+    return {"data": PLAN.sft_data_file(_sft_train_variant(wildcards))}
+
+
+@job_helper()
+def sft_train_params(wildcards):
+    return spec_json(PLAN.sft_train_spec(_sft_train_variant(wildcards)))
+
+
+@job_helper()
+def publish_inputs(wildcards):
+    trained = PLAN.sft_train_dir(wildcards.variant)
+    return {"adapter": trained + "/adapter", "provenance": trained + "/provenance.json"}
+
+
 def sft_data_targets(wildcards=None):
     return PLAN.sft_data_files()
 
@@ -47,6 +74,7 @@ def sft_adapter_targets(wildcards=None):
     return [PLAN.sft_published(v) for v in PLAN.sft_variants]
 
 
+@job_helper()
 def sft_data_inputs(wildcards):
     spec = SFT_DATA_SPECS[_sft_data_variant(wildcards)]
     for role in (spec.writer, spec.matcher):
@@ -68,14 +96,9 @@ rule build_sft_data:
         info=paths.SFT_DATASET_INFO,
         dialogues=paths.SFT_DATA_DIR + "/dialogues.jsonl",
     params:
-        spec=lambda w: spec_json(SFT_DATA_SPECS[_sft_data_variant(w)]),
+        spec=sft_data_params,
     resources:
-        api=lambda w: int(
-            any(
-                r is not None and r.is_llm
-                for r in (SFT_DATA_SPECS[_sft_data_variant(w)].writer, SFT_DATA_SPECS[_sft_data_variant(w)].matcher)
-            )
-        ),
+        api=sft_data_api,
         mem_mb=1000,
         runtime=120,
         cpus_per_task=1,
@@ -88,21 +111,21 @@ rule build_sft_data:
 rule train_lora:
     """LoRA adapter of one variant (GPU; `--resources gpu=N` bounds concurrent trainings)."""
     input:
-        data=lambda w: PLAN.sft_data_file(_sft_train_variant(w)),
+        unpack(sft_train_inputs),
     output:
         adapter=directory(paths.SFT_ADAPTER),
         log=paths.SFT_TRAIN_LOG,
         plot=paths.SFT_LOSS_PLOT,
         provenance=paths.SFT_PROVENANCE,
     params:
-        spec=lambda w: spec_json(PLAN.sft_train_spec(_sft_train_variant(w))),
+        spec=sft_train_params,
     threads: 8
     resources:
         gpu=SETTINGS.sft.train.devices,
         mem_mb=32000,
         # minutes: about 4.7 A100-hours per variant on one GPU (docs/sft.md)
         runtime=720,
-        cpus_per_task=lambda wildcards, threads: threads,
+        cpus_per_task=threads_per_task,
     log:
         paths.log(paths.SFT_ADAPTER),
     script:
@@ -112,8 +135,7 @@ rule train_lora:
 rule publish_lora:
     """The adapter at the stable path the vLLM `lora:` entries point at (a plain copy)."""
     input:
-        adapter=lambda w: PLAN.sft_train_dir(w.variant) + "/adapter",
-        provenance=lambda w: PLAN.sft_train_dir(w.variant) + "/provenance.json",
+        unpack(publish_inputs),
     output:
         directory(SETTINGS.sft.train.publish_dir + "/{variant}-sft"),
     resources:

@@ -12,7 +12,7 @@ rule simulate:
     resources:
         api=simulate_api,
         # minutes of wall time on a cluster: a shard of LLM consultations waits on its API
-        runtime=lambda wildcards: 240 if simulate_api(wildcards) else 30,
+        runtime=simulate_runtime,
         mem_mb=2000,
         cpus_per_task=1,
     log:
