@@ -83,6 +83,19 @@ def with_tag(tag: str) -> tuple[MetricDeclaration, ...]:
     return tuple(m for m in METRICS if tag in m.tags)
 
 
+def need_witness(need: str) -> str | None:
+    """A metric that is present exactly where a dialogue meets ``need``: the first, in registry
+    order, of that need whose missing value is a failure and that no model computes. Tables
+    tell a "not applicable" value from a failure with it; None for ``dialogue`` (a dialogue
+    meets it unless it failed) and where no metric qualifies."""
+    if need == "dialogue":
+        return None
+    return next(
+        (m.key for m in METRICS if m.need == need and not m.not_applicable and not m.uses_model),
+        None,
+    )
+
+
 def not_computed(*, judge: bool, bertscore: bool) -> tuple[str, ...]:
     """Keys of the metrics a run does not compute, in registry order: those that need a
     judgement when no judge is configured, those of the BERTScore model when it is off."""
