@@ -18,7 +18,7 @@ Small samples are shown as they are (see :func:`cell_state` and :func:`shown_int
 
 A metric whose missing value means "not applicable" (its declaration's ``missing_is``) marks
 the dialogues it does not apply to apart from failures: `` (k n/a)‡`` after the value (LaTeX
-``$^\ddagger$``); † then compares n with the dialogues where it applies, ``N − k``.
+``$^\\ddagger$``); † then compares n with the dialogues where it applies, ``N − k``.
 """
 
 from __future__ import annotations
