@@ -83,7 +83,8 @@ PROVENANCE_JS = r"""
 def _cell_html(cell: Cell, row: Row, threshold: float, cid: str) -> str:
     cell_attr = f' data-cell="{escape(cid)}"'
     state = cell_state(cell)
-    na = f' <span class="na">{escape(not_applicable_text(cell).strip())}</span>' if cell.n_na else ""
+    na_text = escape(not_applicable_text(cell).strip())
+    na = f' <span class="na">{na_text}</span>' if cell.n_na else ""
     if state == "no_data":
         tip = f"no data (n={cell.n}/{cell.N})"
         return f'<td class="num"{cell_attr} title="{tip}">{no_data_text(cell)}{na}</td>'
