@@ -59,10 +59,6 @@ METRICS: tuple[MetricDeclaration, ...] = collect(declaration_modules())
 _BY_KEY: dict[str, MetricDeclaration] = {m.key: m for m in METRICS}
 
 
-def keys() -> tuple[str, ...]:
-    return tuple(_BY_KEY)
-
-
 def get(key: str) -> MetricDeclaration:
     """The declaration of ``key``; :class:`KeyError` lists the declared keys."""
     try:

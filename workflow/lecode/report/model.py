@@ -95,18 +95,8 @@ class Cell:
     description: str = ""
 
     @property
-    def missing(self) -> bool:
-        return self.value is None
-
-    @property
     def applicable(self) -> bool:
         return self.status != "not_applicable"
-
-    @property
-    def half_width(self) -> float | None:
-        if self.ci_low is None or self.ci_high is None:
-            return None
-        return (self.ci_high - self.ci_low) / 2.0
 
     @property
     def applicable_n(self) -> int | None:

@@ -77,10 +77,6 @@ def get(name: str) -> TableDeclaration:
     raise KeyError(f"no table {name!r}; declared: {', '.join(names())}")
 
 
-def find(name: str) -> TableDeclaration | None:
-    return next((d for d in TABLES if d.name == name), None)
-
-
 def tags_used() -> set[str]:
     """The metric tags the declared tables choose their columns by."""
     return {t for d in TABLES for t in d.columns.tags}

@@ -427,13 +427,3 @@ def shot_table_named(
     metrics = options.pop("metrics", None)
     ctx = BuildContext(scores, systems, n_expected, plan=plan or ResamplePlan(), **options)
     return _built(name, ctx, metrics)
-
-
-def low_coverage_cells(table: Table, threshold: float) -> list[tuple[str, str, int, int]]:
-    """(row label, metric header, n, N) of every cell whose coverage is below ``threshold``."""
-    return [
-        (r.label + (f" {r.setting}" if r.setting else ""), m.header, c.n or 0, c.N or 0)
-        for r in table.rows
-        for m, c in zip(table.metrics, r.cells, strict=True)
-        if c.coverage_below(threshold)
-    ]
