@@ -230,6 +230,11 @@ def test_a_not_applicable_value_is_counted_apart_from_failures(
     assert "counted apart as n/a, not as a failure" in described.description
     assert "does not apply to 1 (n/a, not failures)" in explain._value_line(described)
     assert "counted apart" not in explain.find_cell(doc, "A", "recall").description
+    from lecode.report.outputs import metrics_json
+
+    summary = metrics_json(_na_frame(), SYSTEMS[:1], 5, metrics=(FIRST_FACT, get("recall")))
+    assert summary["A"]["first_fact_turn_na"] == 1 and summary["A"]["first_fact_turn_n"] == 2
+    assert "recall_na" not in summary["A"]
 
 
 def test_every_dialogue_not_applicable_is_not_a_failure(

@@ -126,7 +126,9 @@ def metrics_json(
     plan: ResamplePlan | None = None,
     metrics: Sequence[Metric] = with_tag("summary"),
 ) -> dict[str, Any]:
-    """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``."""
+    """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``;
+    a metric whose missing value means "not applicable" adds ``metric_na``, the dialogues it
+    does not apply to."""
     sys_list = coerce_systems(systems)
     rows = system_rows(scores, sys_list, n_expected, metrics, plan=plan or ResamplePlan())
     return {r.label: _row_json(r, metrics, n_expected) for r in rows}
@@ -137,6 +139,8 @@ def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str,
     for m, c in zip(metrics, row.cells, strict=True):
         out[m.key] = None if c.value is None else round(c.value, 4)
         out[f"{m.key}_n"] = c.n
+        if c.n_na is not None:  # a metric whose missing value means "not applicable"
+            out[f"{m.key}_na"] = c.n_na
     return out
 
 
