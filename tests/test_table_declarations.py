@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -72,7 +73,7 @@ def _facts_frame() -> pl.DataFrame:
 
 
 @pytest.fixture
-def facts_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def facts_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The registry with the new table's module (written under ``tmp_path``) added."""
     pkg = tmp_path / "extra_tables"
     pkg.mkdir()

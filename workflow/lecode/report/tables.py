@@ -85,7 +85,7 @@ def table2(
             facts / n if n else float("nan"),
         )
 
-    cols = [stats(s) for s in splits]
+    cols: list[tuple[float, ...]] = [stats(s) for s in splits]
     columns = ["LeCoDe", "Train Set", "Test Set"]
     column_keys = ["total", "train", "test"]
     keys = ("dialogues", "turns", "avg_turns", "avg_facts")
