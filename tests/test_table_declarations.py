@@ -258,3 +258,11 @@ def test_the_shipped_tables_are_declared_in_order() -> None:
     assert names[:2] == ("table3", "paired")
     assert {"table6", "table7", "comparison"} <= set(names)
     assert get("recall") in table_registry.get("table3").columns.metrics()
+
+
+def test_every_table_module_is_in_the_code_of_the_tables_step() -> None:
+    from lecode.fingerprint import closure
+
+    declared = set(table_registry.declaration_modules())
+    assert {"lecode.report.declared.table3", "lecode.report.declared.paired"} <= declared
+    assert declared <= set(closure("lecode.steps.tables"))
