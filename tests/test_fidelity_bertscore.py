@@ -54,7 +54,7 @@ def test_truncated_pairs_are_flagged_counted_and_logged(
     assert isinstance(result, BertScores)
     assert result.f1 == [0.5, 0.5, 0.5, 0.0]
     assert result.truncated == [False, True, True, False]  # an empty side is never scored
-    assert result.n_truncated == 2 and bert.last_truncated == 2
+    assert sum(result.truncated) == 2 and bert.last_truncated == 2
     assert "2 of 3 pairs exceed the 10-token input limit" in caplog.text
     assert bert.is_truncated(long) and not bert.is_truncated(short)
 

@@ -17,8 +17,10 @@ from lecode.metrics.declaration import TAGS, Example, MetricDeclaration, example
 from lecode.metrics.declared.judge import EXAMPLE_SCORES
 from lecode.metrics.registry import METRICS, RegistryError, get, scale_note, with_tag
 from lecode.recordio import RecordError
+from lecode.report import table_registry
 from lecode.report.spec import ReportedSystem
-from lecode.report.tables import SHOT_TABLES, shot_table_named, table3
+from lecode.report.tabledecl import MetricColumns
+from lecode.report.tables import shot_table_named, table3
 from lecode.score_io import SCORE_SCHEMA, read_scores, write_scores
 from lecode.score_records import DialogueScores
 from lecode.stats import ResamplePlan
@@ -31,7 +33,9 @@ def test_keys_and_orders_are_unique_and_the_registry_is_in_order() -> None:
     assert len(set(keys)) == len(keys)
     orders = [m.order for m in METRICS]
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
-    assert keys[:6] == ["recall", "weighted_recall", "recall_at_5", "ndcg", "ndcg_gold", "turns"]
+    # every declaration of every declaration module, none twice
+    found = [d.key for name in registry.declaration_modules() for d in registry._declared_in(name)]
+    assert sorted(found) == sorted(keys)
 
 
 @pytest.mark.parametrize("metric", METRICS, ids=lambda m: m.key)
@@ -55,7 +59,7 @@ def test_a_wrong_compute_function_fails_its_example_in_the_selftest() -> None:
 
 def _tags_used_by_the_report() -> set[str]:
     """Tags named by a ``with_tag("...")`` call in the report, step and explain modules, and
-    the names of the ZS-vs-FS tables."""
+    by the columns of the declared tables."""
     files = [
         *(PACKAGE / "report").glob("*.py"),
         *(PACKAGE / "steps").glob("*.py"),
@@ -71,7 +75,7 @@ def _tags_used_by_the_report() -> set[str]:
                 and isinstance(node.args[0], ast.Constant)
             ):
                 used.add(str(node.args[0].value))
-    return used | set(SHOT_TABLES)  # the ZS-vs-FS tables take the tag of their name
+    return used | table_registry.tags_used()
 
 
 def test_every_declared_tag_is_used_by_some_table_or_figure() -> None:
@@ -81,28 +85,69 @@ def test_every_declared_tag_is_used_by_some_table_or_figure() -> None:
     assert set(TAGS) <= used, set(TAGS) - used
 
 
-def test_tables_choose_their_columns_by_tag() -> None:
-    assert [m.header for m in with_tag("table6")] == ["R", "WR", "R@5", "NDCG", "AT"]
-    assert [m.header for m in with_tag("table7")] == [
-        *("R-L", "BS", "Pro", "Flu", "Com", "Sat", "Safe", "OA")
-    ]
-    assert [m.key for m in with_tag("radar")] == [
-        m.key for m in with_tag("table3") if m.key != "turns"
-    ]
-    assert [m.key for m in with_tag("summary")] == [
-        m.key for m in METRICS if m.key != "bertscore_truncated"
-    ]
+@pytest.mark.parametrize(
+    "decl",
+    [d for d in table_registry.TABLES if isinstance(d.columns, MetricColumns)],
+    ids=lambda d: d.name,
+)
+def test_each_declared_table_shows_the_metrics_its_columns_name(decl) -> None:
+    cols = decl.columns
+    want = (
+        [m.key for m in sorted(METRICS, key=lambda m: m.order) if cols.tag in m.tags]
+        if cols.tag is not None
+        else list(cols.keys)
+    )
+    assert [m.key for m in cols.metrics()] == want
+    if decl.rows == "shot_pairs":
+        plan = ResamplePlan(resamples=20)
+        built = shot_table_named(decl.name, _frame(), SYSTEMS, 2, plan=plan)
+        assert [m.key for m in built.metrics] == want
+        assert all(len(r.cells) == len(want) for r in built.rows) and built.rows
+
+
+def test_tags_select_by_declaration() -> None:
+    for tag in TAGS:
+        assert [m.key for m in with_tag(tag)] == [m.key for m in METRICS if tag in m.tags]
+    # Table 6 and 7 share no column; the radar shows main-table metrics only
+    assert not {m.key for m in with_tag("table6")} & {m.key for m in with_tag("table7")}
+    assert {m.key for m in with_tag("radar")} <= {m.key for m in with_tag("table3")}
     with pytest.raises(ValueError, match="unknown tag 'tabel6'"):
         with_tag("tabel6")
     with pytest.raises(KeyError, match="no metric 'nope'; declared: recall"):
         get("nope")
 
 
-def test_the_table_note_is_derived_from_the_declarations() -> None:
-    assert scale_note(with_tag("table3")) == (
-        "R, WR, R@5, NDCG, R-L, BS ×100; Pro, Flu, Com, Sat, Safe, OA (1-10) ×10; AT raw"
-    )
-    assert scale_note(with_tag("table6")) == "R, WR, R@5, NDCG ×100; AT raw"
+def _parsed_scale_note(note: str) -> list[tuple[list[str], str, str]]:
+    """``[(headers, raw range, shown)]`` of a scale note, in its order."""
+    out = []
+    for part in note.split("; "):
+        heads, shown = part.rsplit(" ", 1)
+        raw = ""
+        if heads.endswith(")"):
+            heads, raw = heads[:-1].rsplit(" (", 1)
+        out.append((heads.split(", "), raw, shown))
+    return out
+
+
+@pytest.mark.parametrize("tag", ["table3", "table6", "table7"])
+def test_the_table_note_is_derived_from_the_declarations(tag: str) -> None:
+    metrics = with_tag(tag)
+    parts = _parsed_scale_note(scale_note(metrics))
+    seen = [h for heads, _, _ in parts for h in heads]
+    order = [m.header for m in metrics]
+    assert all(heads == sorted(heads, key=order.index) for heads, _, _ in parts)
+    assert sorted(seen) == sorted(m.header for m in metrics)
+    for heads, raw, shown in parts:
+        for h in heads:
+            m = next(m for m in metrics if m.header == h)
+            assert raw == m.raw_range
+            assert shown == ("raw" if m.scale == 1 else f"×{m.scale:g}")
+    scales = [1.0 if shown == "raw" else float(shown[1:]) for _, _, shown in parts]
+    assert scales == sorted(scales, reverse=True)  # largest scale first
+    # by hand, for two made-up columns
+    a = dataclasses.replace(get("recall"), key="x_a", header="XA", order=901)
+    b = dataclasses.replace(get("turns"), key="x_b", header="XB", order=902)
+    assert scale_note([b, a]) == "XA ×100; XB raw"
 
 
 def _frame() -> pl.DataFrame:
@@ -261,10 +306,30 @@ def test_what_each_need_requires() -> None:
 
 
 def test_what_a_run_without_judge_or_bertscore_does_not_compute() -> None:
-    judge = ("professionalism", "fluency", "completeness", "satisfaction", "safety", "overall")
+    judge = tuple(m.key for m in METRICS if m.need == "judgement")
+    model = tuple(m.key for m in METRICS if m.uses_model)
+    assert judge and model and not set(judge) & set(model)
     assert registry.not_computed(judge=False, bertscore=True) == judge
-    assert registry.not_computed(judge=True, bertscore=False) == (
-        "bertscore_f1",
-        "bertscore_truncated",
-    )
+    assert registry.not_computed(judge=True, bertscore=False) == model
     assert registry.not_computed(judge=True, bertscore=True) == ()
+    both = registry.not_computed(judge=False, bertscore=False)
+    assert set(both) == set(judge) | set(model)
+
+
+def test_a_metric_declares_what_a_missing_value_means() -> None:
+    recall = get("recall")
+    assert recall.missing_is == "failure" and not recall.not_applicable
+    na = dataclasses.replace(
+        recall, key="x_na", missing="no fact elicited", missing_is="not_applicable"
+    )
+    assert na.missing_reason("advice", need_met=True) == "does not apply: no fact elicited"
+    assert na.missing_reason("advice", need_met=False).startswith("failure: the dialogue lacks")
+    assert na.missing_reason("error") == "failed dialogue: stop reason error"
+    with pytest.raises(ValueError, match="missing_is 'maybe' is not one of"):
+        dataclasses.replace(recall, missing_is="maybe")  # type: ignore[arg-type]
+    # the witness of a need: a failure-kind metric of that need, computed without a model
+    for need in ("matches", "advice", "judgement"):
+        w = registry.need_witness(need)
+        assert w is not None and get(w).need == need and not get(w).not_applicable
+        assert not get(w).uses_model
+    assert registry.need_witness("dialogue") is None

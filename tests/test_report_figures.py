@@ -16,13 +16,13 @@ from lecode.report.curves import complexity_curve, fact_bins, recall_by_turn, wi
 from lecode.report.figures import (
     FIGURE_NAMES,
     build_figures,
-    default_strategy_systems,
     figure3,
     figure5,
     figure6,
     figure7,
     figure_recall_by_turn,
     save_figure,
+    strategy_systems,
     write_figures,
 )
 from lecode.report.fonts import INSTALL_HINT, cjk_fonts, find_cjk_font
@@ -185,7 +185,7 @@ def test_builders_return_none_without_data() -> None:
     assert figure3(pl.DataFrame()) is None
 
 
-def test_default_strategy_systems() -> None:
+def test_strategy_systems_of_the_default_base_model() -> None:
     systems = [
         ReportedSystem("a", "zero_shot", "A"),
         ReportedSystem("b", "zero_shot", "B"),
@@ -193,7 +193,7 @@ def test_default_strategy_systems() -> None:
         ReportedSystem("a", "mediq", "A MediQ"),
         ReportedSystem("b", "sft", "B SFT"),
     ]
-    assert [s.label for s in default_strategy_systems(systems)] == ["B", "B FS", "B SFT"]
+    assert [s.label for s in strategy_systems(systems)] == ["B", "B FS", "B SFT"]
 
 
 def test_write_figures_files_and_data(tmp_path: Path) -> None:

@@ -35,7 +35,6 @@ from lecode.report.render import (
 )
 from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.tables import (
-    low_coverage_cells,
     shot_table_named,
     table2,
     table3,
@@ -566,15 +565,24 @@ def test_metrics_json_without_judge(small: pl.DataFrame) -> None:
     assert data["Retrieval"]["recall_n"] == 3
 
 
+def _low_coverage_cells(table: Table, threshold: float) -> list[tuple[str, str, int, int]]:
+    return [
+        (r.label, m.header, c.n or 0, c.N or 0)
+        for r in table.rows
+        for m, c in zip(table.metrics, r.cells, strict=True)
+        if c.coverage_below(threshold)
+    ]
+
+
 def test_low_coverage_cells(small: pl.DataFrame) -> None:
     t = table3(small, SYSTEMS, 4, plan=ResamplePlan(resamples=100), metrics=SMALL_METRICS)
     # OA of Retrieval: the column is computed but no case has it (0/4), listed too
-    assert low_coverage_cells(t, 0.9) == [
+    assert _low_coverage_cells(t, 0.9) == [
         ("Retrieval", "R", 3, 4),
         ("Retrieval", "AT", 3, 4),
         ("Retrieval", "OA", 0, 4),
     ]
-    assert low_coverage_cells(t, 0.75) == [("Retrieval", "OA", 0, 4)]
+    assert _low_coverage_cells(t, 0.75) == [("Retrieval", "OA", 0, 4)]
 
 
 def test_a_document_renders_exactly_as_its_table() -> None:

@@ -122,6 +122,33 @@ def _mean(values: list[float]) -> float | None:
     return None if not values else math.fsum(values) / len(values)
 
 
+def _present(row: Mapping[str, Any], key: str) -> bool:
+    v = row.get(key)
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def need_met(metric: Any, row: Mapping[str, Any]) -> bool:
+    """Whether a scored dialogue meets ``metric``'s need, as its scores show it (as the
+    tables count it: :func:`lecode.report.results.need_met`)."""
+    from lecode.metrics.registry import need_witness
+
+    stop = str(row["stop_reason"])
+    if stop == "error":
+        return False
+    if metric.need in ("advice", "judgement") and stop != "advice":
+        return False
+    if metric.need == "dialogue":
+        return True
+    witness = need_witness(metric.need)
+    return witness is not None and _present(row, witness)
+
+
+def missing_reason(metric: Any, row: Mapping[str, Any]) -> str:
+    """Why ``metric`` is missing in a scored dialogue, in its declaration's words."""
+    met = need_met(metric, row) if metric.not_applicable else None
+    return str(metric.missing_reason(str(row["stop_reason"]), need_met=met))
+
+
 def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | None:
     """The cell's number (display scale) and n recomputed from the per-dialogue scores, and
     the dialogues where the metric is missing, for the aggregations of a score column
@@ -145,9 +172,12 @@ def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | No
     for r in read_scores(path).iter_rows(named=True):
         by_system.setdefault(system_key(r["expert"], r["strategy"]), []).append(r)
     column = doc.column(cell.column)
-    metric, scale = column.key, float(column.scale or 1.0)
-    if cell.aggregation == "mean":
+    metric, scale = column.metric_key, float(column.scale or 1.0)
+    if cell.aggregation in ("mean", "group_mean"):
         rows = by_system.get(row.systems[0], [])
+        group = column.group()
+        if group is not None:
+            rows = [r for r in rows if _in_group(group, r.get(column.group_by or ""))]
         present = _values(rows, metric)
         mean, n = _mean(list(present.values())), len(present)
     else:
@@ -168,9 +198,7 @@ def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | No
     missing = [
         (
             str(r["case_id"]),
-            str(r["stop_reason"])
-            if declared is None
-            else declared.missing_reason(str(r["stop_reason"])),
+            str(r["stop_reason"]) if declared is None else missing_reason(declared, r),
         )
         for r in rows
         if str(r["case_id"]) not in present
@@ -183,6 +211,14 @@ def recompute(doc: TableDocument, cell: Cell, root: Path) -> dict[str, Any] | No
         else mean is not None and abs(mean - float(value)) <= 2e-6 * max(1.0, abs(mean))
     )
     return {"mean": mean, "n": n, "missing": missing, "agrees": agrees}
+
+
+def _in_group(group: Any, value: Any) -> bool:
+    if value is None:
+        return False
+    if group.value is not None:
+        return str(value) == group.value
+    return bool(group.lo <= value and (group.hi is None or value <= group.hi))
 
 
 # --------------------------------------------------------------------------- rendering
@@ -222,6 +258,10 @@ def _value_line(cell: Cell) -> str:
         parts.append(f"interval [{_fmt(cell.ci_low, 4)}, {_fmt(cell.ci_high, 4)}]")
     if cell.n is not None:
         parts.append(f"n/N = {cell.n}/{cell.N}")
+    if cell.n_na:
+        parts.append(f"does not apply to {cell.n_na} (n/a, not failures)")
+    if cell.status == "empty":
+        parts.append("(no dialogue in this group)")
     if cell.rank is not None:
         parts.append(f"rank {cell.rank}")
     if cell.p_adjusted is not None:
@@ -510,7 +550,7 @@ def explain_case(
                 shown = "—" if v is None else f"{float(v) * metric.scale:.{metric.digits}f}"
                 vals.append(f"{metric.display_header} {shown}")
                 if v is None:
-                    reason = metric.missing_reason(str(row["stop_reason"]))
+                    reason = missing_reason(metric, row)
                     why.setdefault(reason, []).append(metric.header)
             out.append("  scores: " + "  ".join(vals))
             if why:

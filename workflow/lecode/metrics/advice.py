@@ -153,10 +153,6 @@ class BertScores:
     f1: list[float]
     truncated: list[bool]
 
-    @property
-    def n_truncated(self) -> int:
-        return sum(self.truncated)
-
 
 class BertScorer:
     """BERTScore F1 with a local model, loaded lazily and only once per instance.

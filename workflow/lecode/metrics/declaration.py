@@ -20,6 +20,14 @@ from lecode.records import Case, JudgeScores, Transcript, Turn
 
 Value = float | int
 Need = Literal["dialogue", "matches", "advice", "judgement"]
+#: What a missing value of a dialogue that meets the metric's need means: ``failure`` (the
+#: metric should exist and does not; counted against coverage, †) or ``not_applicable`` (the
+#: metric is undefined for this dialogue, e.g. no fact was elicited; counted apart, ‡).
+MissingIs = Literal["failure", "not_applicable"]
+MISSING_IS: dict[str, str] = {
+    "failure": "a failure: counted against the metric's coverage (†)",
+    "not_applicable": "not applicable: left out of the mean and counted apart (‡)",
+}
 
 #: What a dialogue must have before a metric of each need is computed; without it the value
 #: is missing (``None``). Every need also excludes dialogues that failed (stop reason error).
@@ -228,7 +236,10 @@ class MetricDeclaration(Metric):
     Give exactly one of ``compute`` (one dialogue in, its value or ``None`` out) and
     ``compute_batch`` (all dialogues that meet ``need`` in, one value each out; for scorers that
     run once per batch, such as BERTScore). The function is only called for dialogues that meet
-    ``need``; returning ``None`` means "not applicable here", worded by ``missing``.
+    ``need``; returning ``None`` means the value is missing, worded by ``missing``, and
+    ``missing_is`` says whether that is a failure (the default: coverage, †) or "not
+    applicable" (the metric is undefined for that dialogue: left out of the mean and counted
+    apart, ‡).
 
     ``order`` places the metric in the registry (score columns, and the column order of every
     table that shows it); ``tags`` name the tables and figures that show it (:data:`TAGS`);
@@ -250,6 +261,7 @@ class MetricDeclaration(Metric):
     raw_range: str = ""
     digits: int = 1
     uses_model: bool = False
+    missing_is: MissingIs = "failure"
 
     def __post_init__(self) -> None:
         where = f"metric {self.key!r}"
@@ -268,13 +280,18 @@ class MetricDeclaration(Metric):
             raise ValueError(f"{where}: direction must be 'higher', 'lower' or None")
         if not self.missing.strip():
             raise ValueError(f"{where}: say what a missing value means (missing=...)")
+        if self.missing_is not in MISSING_IS:
+            raise ValueError(
+                f"{where}: missing_is {self.missing_is!r} is not one of {sorted(MISSING_IS)}"
+            )
         if self.scale <= 0 or self.digits < 0:
             raise ValueError(f"{where}: scale must be positive and digits not negative")
 
     @property
-    def higher_is_better(self) -> bool | None:
-        """True or False for ranked metrics, None where no direction is ranked."""
-        return None if self.direction is None else self.direction == "higher"
+    def not_applicable(self) -> bool:
+        """Whether a missing value of a dialogue that meets :attr:`need` means "does not
+        apply" rather than a failure."""
+        return self.missing_is == "not_applicable"
 
     def values(self, dialogues: Sequence[Dialogue]) -> list[Value | None]:
         """This metric of each dialogue (all must meet :attr:`need`), checked against
@@ -302,13 +319,18 @@ class MetricDeclaration(Metric):
             raise ValueError(f"{where}: expected a number, got {value!r}")
         return float(value)
 
-    def missing_reason(self, stop_reason: str) -> str:
-        """Why this metric is missing for a dialogue that stopped with ``stop_reason``."""
+    def missing_reason(self, stop_reason: str, *, need_met: bool | None = None) -> str:
+        """Why this metric is missing for a dialogue that stopped with ``stop_reason``;
+        ``need_met``: whether the dialogue is known to meet :attr:`need` (None: not known)."""
         if stop_reason == "error":
             return "failed dialogue: stop reason error"
         if self.need in ("advice", "judgement") and stop_reason != "advice":
             return f"no advice: stop reason {stop_reason}"
-        return self.missing
+        if not self.not_applicable:
+            return self.missing
+        if need_met is False:
+            return f"failure: the dialogue lacks {NEEDS[self.need]}"
+        return f"does not apply: {self.missing}"
 
     def run_example(self, tools: Tools | None = None) -> Value | None:
         """This metric of its self-test example (with :func:`example_tools` by default)."""

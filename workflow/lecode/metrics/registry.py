@@ -59,10 +59,6 @@ METRICS: tuple[MetricDeclaration, ...] = collect(declaration_modules())
 _BY_KEY: dict[str, MetricDeclaration] = {m.key: m for m in METRICS}
 
 
-def keys() -> tuple[str, ...]:
-    return tuple(_BY_KEY)
-
-
 def get(key: str) -> MetricDeclaration:
     """The declaration of ``key``; :class:`KeyError` lists the declared keys."""
     try:
@@ -81,6 +77,19 @@ def with_tag(tag: str) -> tuple[MetricDeclaration, ...]:
     if tag not in TAGS:
         raise ValueError(f"unknown tag {tag!r}; known: {', '.join(TAGS)}")
     return tuple(m for m in METRICS if tag in m.tags)
+
+
+def need_witness(need: str) -> str | None:
+    """A metric that is present exactly where a dialogue meets ``need``: the first, in registry
+    order, of that need whose missing value is a failure and that no model computes. Tables
+    tell a "not applicable" value from a failure with it; None for ``dialogue`` (a dialogue
+    meets it unless it failed) and where no metric qualifies."""
+    if need == "dialogue":
+        return None
+    return next(
+        (m.key for m in METRICS if m.need == need and not m.not_applicable and not m.uses_model),
+        None,
+    )
 
 
 def not_computed(*, judge: bool, bertscore: bool) -> tuple[str, ...]:

@@ -178,10 +178,30 @@ class Column(_Model):
     scale: float | None = None
     direction: Literal["higher", "lower"] | None = None
     section: str | None = None
+    #: A grouped column (:class:`lecode.report.grouping.GroupColumn`): the metric it averages,
+    #: the score column it groups by, and its group (``lo``-``hi`` or ``value``).
+    source: str | None = None
+    group_by: str | None = None
+    group_lo: int | None = None
+    group_hi: int | None = None
+    group_value: str | None = None
 
     @property
     def display_header(self) -> str:
         return self.header
+
+    @property
+    def metric_key(self) -> str:
+        """The score column this column's cells are computed from."""
+        return self.source or self.key
+
+    def group(self) -> Any:
+        """The :class:`lecode.report.grouping.Group` of a grouped column, else None."""
+        from lecode.report.grouping import Group
+
+        if self.group_by is None:
+            return None
+        return Group(self.header, lo=self.group_lo, hi=self.group_hi, value=self.group_value)
 
 
 class TableDocument(_Model, RowFlags):
@@ -279,10 +299,13 @@ def metric_description(
         f"seed {settings['seed']}, {settings['confidence']} interval)"
     )
     factor = "" if metric.scale == 1 else f", ×{metric.scale:g}"
-    if aggregation in ("mean", "subset_mean"):
+    source = getattr(metric, "source", None) or metric
+    group = getattr(metric, "group", None)
+    if aggregation in ("mean", "subset_mean", "group_mean"):
+        where = "" if group is None else f" with {group.words(getattr(metric, 'by', ''))}"
         return (
-            f"mean over the n test dialogues where {metric.key} is present{factor} "
-            f"(missing = failed dialogue, no advice or no judge; never zero); {boot}"
+            f"mean over the n test dialogues{where} where {source.key} is present{factor} "
+            f"({missing_words(source)}); {boot}"
         )
     if aggregation == "paired_difference":
         a, b = delta_of or ("a", "b")
@@ -301,6 +324,38 @@ def metric_description(
     return f"{aggregation.replace('_', ' ')} of {metric.key}{factor}; {boot}"
 
 
+def missing_words(metric: Metric) -> str:
+    """What a missing value of ``metric`` means, as its declaration says."""
+    from lecode.metrics.registry import find
+
+    decl = find(metric.key)
+    if decl is None or not decl.not_applicable:
+        return "missing = failed dialogue, no advice or no judge; never zero"
+    return (
+        f"where it does not apply ({decl.missing}) the dialogue is left out and counted apart "
+        "as n/a, not as a failure; missing otherwise = failed dialogue, no advice or no judge; "
+        "never zero"
+    )
+
+
+def _column(m: Metric) -> Column:
+    source = getattr(m, "source", None)
+    group = getattr(m, "group", None)
+    return Column(
+        key=m.key,
+        header=m.display_header,
+        name=m.header,
+        scale=m.scale,
+        direction=m.direction,
+        section=m.section,
+        source=None if source is None else source.key,
+        group_by=None if group is None else getattr(m, "by", None),
+        group_lo=None if group is None else group.lo,
+        group_hi=None if group is None else group.hi,
+        group_value=None if group is None else group.value,
+    )
+
+
 def _documented(provenance: Provenance, used: Sequence[str]) -> dict[str, SystemInfo]:
     return {k: provenance.systems[k] for k in dict.fromkeys(used) if k in provenance.systems}
 
@@ -315,17 +370,7 @@ def metrics_document(
     """The document of a metrics table: each cell with what it was computed from."""
     from lecode.report.render import cell_state, markdown_cell, shown_interval
 
-    columns = tuple(
-        Column(
-            key=m.key,
-            header=m.display_header,
-            name=m.header,
-            scale=m.scale,
-            direction=m.direction,
-            section=m.section,
-        )
-        for m in table.metrics
-    )
+    columns = tuple(_column(m) for m in table.metrics)
     rows = []
     for r in table.rows:
         cells = []

@@ -357,11 +357,6 @@ def strategy_systems(
     return rows
 
 
-def default_strategy_systems(systems: Sequence[ReportedSystem]) -> list[ReportedSystem]:
-    """:func:`strategy_systems` of the default base model."""
-    return strategy_systems(systems)
-
-
 def figure7(
     means: pl.DataFrame, order: Sequence[str], title: str = "", *, base: str | None = None
 ) -> Figure | None:

@@ -23,6 +23,7 @@ from lecode.explain import html_summaries
 from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Judgement, Matches, Transcript
+from lecode.report import table_registry
 from lecode.report.assets import CSS, JS
 from lecode.report.document import TableDocument, load_all
 from lecode.report.figures import FIGURE_CAPTIONS, build_figures, png_bytes
@@ -30,9 +31,11 @@ from lecode.report.fonts import cjk_fonts
 from lecode.report.model import Cell, Row
 from lecode.report.render import (
     DEFAULT_THRESHOLD,
+    EMPTY_GROUP,
     cell_state,
     is_signed,
     no_data_text,
+    not_applicable_text,
     row_labels,
     shown_interval,
 )
@@ -40,7 +43,9 @@ from lecode.report.results import display_value
 from lecode.report.spec import ReportedSystem, coerce_systems
 from lecode.report.viewer import viewer_data
 
-TABLE_ORDER = ("table2", "table3", "paired", "table6", "table7", "comparison", "usage")
+#: Table 2, the declared tables in their order (:mod:`lecode.report.table_registry`), usage;
+#: any other table follows.
+TABLE_ORDER = ("table2", *table_registry.names(), "usage")
 
 # Cell provenance: hover shows its first lines, a click pins all of it in a panel.
 PROVENANCE_CSS = (
@@ -78,11 +83,16 @@ PROVENANCE_JS = r"""
 def _cell_html(cell: Cell, row: Row, threshold: float, cid: str) -> str:
     cell_attr = f' data-cell="{escape(cid)}"'
     state = cell_state(cell)
+    na_text = escape(not_applicable_text(cell).strip())
+    na = f' <span class="na">{na_text}</span>' if cell.n_na else ""
     if state == "no_data":
         tip = f"no data (n={cell.n}/{cell.N})"
-        return f'<td class="num"{cell_attr} title="{tip}">{no_data_text(cell)}</td>'
+        return f'<td class="num"{cell_attr} title="{tip}">{no_data_text(cell)}{na}</td>'
+    if state == "empty":
+        tip = "no dialogue in this group"
+        return f'<td class="num"{cell_attr} title="{tip}">{EMPTY_GROUP}</td>'
     if cell.value is None:
-        return f'<td class="num"{cell_attr}>—</td>'
+        return f'<td class="num"{cell_attr}>—{na}</td>'
     v = display_value(cell.value)
     text = f"{v:+.1f}" if is_signed(row) else f"{v:.1f}"
     if row.kind == "paper":
@@ -101,7 +111,8 @@ def _cell_html(cell: Cell, row: Row, threshold: float, cid: str) -> str:
     if cell.p_adjusted is not None and cell.p_value is not None:
         tips.append(f"p = {cell.p_value:.4f}, Holm p = {cell.p_adjusted:.4f}")
     if cell.coverage_below(threshold):
-        text += f' <span class="cov">({cell.n}/{cell.N})†</span>'
+        text += f' <span class="cov">({cell.n}/{cell.applicable_n})†</span>'
+    text += na
     if is_signed(row) and cell.distinguishable is False:
         text += ' <span class="ns">(n.s.)</span>'
     return f'<td class="num"{cell_attr} title="{escape("; ".join(tips))}">{text}</td>'

@@ -18,11 +18,13 @@ from pydantic.dataclasses import dataclass as checked_dataclass
 from lecode.report.spec import Metric
 
 RowKind = Literal["system", "paper", "delta", "offset", "dataset", "usage"]
-CellStatus = Literal["value", "no_data", "not_applicable"]
+CellStatus = Literal["value", "no_data", "not_applicable", "empty"]
 
 #: How a cell's number was computed from its inputs (``lecode explain`` dispatches on it):
 #:
 #: * ``mean``: mean over the test dialogues where a per-dialogue score is present;
+#: * ``group_mean``: mean over the test dialogues of one group (a column of a grouped table,
+#:   e.g. dialogues with 4-6 key facts) where a per-dialogue score is present;
 #: * ``paired_difference``: mean over the dialogues both systems have of the paired difference
 #:   ``a − b`` of a per-dialogue score (the row's ``delta_of``);
 #: * ``subset_mean``: mean of a per-dialogue score over a subset of the dialogues (those whose
@@ -37,6 +39,7 @@ CellStatus = Literal["value", "no_data", "not_applicable"]
 #: * ``statistic``: another statistic, named by the cell's description (noise, sentinel).
 Aggregation = Literal[
     "mean",
+    "group_mean",
     "paired_difference",
     "subset_mean",
     "share",
@@ -48,7 +51,9 @@ Aggregation = Literal[
     "statistic",
 ]
 #: Aggregations ``lecode explain`` recomputes from the per-dialogue scores.
-FROM_SCORES: frozenset[str] = frozenset({"mean", "paired_difference", "cell_difference"})
+FROM_SCORES: frozenset[str] = frozenset(
+    {"mean", "group_mean", "paired_difference", "cell_difference"}
+)
 #: Aggregations that involve the published numbers.
 FROM_PAPER: frozenset[str] = frozenset({"published", "offset"})
 
@@ -60,6 +65,9 @@ class Cell:
     """One table cell, on the display scale (x100, x10 or raw).
 
     ``n``/``N``: cases with the metric present / cases expected (``None`` for paper numbers).
+    ``n_na``: of the ``N``, the cases where the metric does not apply (a metric whose missing
+    value means "not applicable"); they are not counted against coverage. ``None``: no such
+    count (a metric whose missing value is always a failure).
     ``rank``: 1 for the best and 2 for the second best of a column (system rows only).
     ``distinguishable``: for differences, whether they differ from zero (Holm-adjusted paired
     test for ``delta`` rows; paper value outside our interval for ``offset`` rows).
@@ -74,6 +82,7 @@ class Cell:
     ci_high: float | None = None
     n: int | None = None
     N: int | None = None
+    n_na: int | None = None
     rank: int | None = None
     p_value: float | None = None
     p_adjusted: float | None = None
@@ -86,25 +95,22 @@ class Cell:
     description: str = ""
 
     @property
-    def missing(self) -> bool:
-        return self.value is None
-
-    @property
     def applicable(self) -> bool:
         return self.status != "not_applicable"
 
     @property
-    def half_width(self) -> float | None:
-        if self.ci_low is None or self.ci_high is None:
-            return None
-        return (self.ci_high - self.ci_low) / 2.0
+    def applicable_n(self) -> int | None:
+        """Cases expected to have the metric: ``N`` less those where it does not apply."""
+        return None if self.N is None else self.N - (self.n_na or 0)
 
     def coverage_below(self, threshold: float) -> bool:
-        """True when fewer cases than ``threshold`` of those expected have the metric (0/N
-        included); False for cells without an expected count (not applicable, paper)."""
-        if self.n is None or not self.N:
+        """True when fewer cases than ``threshold`` of those where the metric applies have it
+        (0/N included); False for cells without an expected count (not applicable, paper,
+        an empty group) or where it applies to no case."""
+        expected = self.applicable_n
+        if self.n is None or not expected:
             return False
-        return self.n / self.N < threshold
+        return self.n / expected < threshold
 
 
 #: ``delta_of`` partner of an ``offset`` row: the published number (``run.paper``).

@@ -18,6 +18,7 @@ from lecode.config.sections import ReportSettings
 from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case
+from lecode.report import table_registry
 from lecode.report.document import (
     Provenance,
     TableDocument,
@@ -36,16 +37,7 @@ from lecode.report.spec import (
     ReportedSystem,
     coerce_systems,
 )
-from lecode.report.tables import (
-    SHOT_TABLES,
-    comparison_table,
-    paired_table,
-    shot_table_named,
-    system_rows,
-    table2,
-    table3,
-    table3_systems,
-)
+from lecode.report.tables import BuildContext, build_declared, system_rows, table2
 from lecode.report.usage import usage_summary
 from lecode.stats import ResamplePlan
 
@@ -102,61 +94,27 @@ def build_tables(
     paper: PaperNumbers | None = None,
     plan: ResamplePlan | None = None,
 ) -> dict[str, Table]:
-    """Table 3, the paired table, Tables 6/7 (when any ZS/FS pair) and the paper comparison."""
+    """Every declared table (:data:`lecode.report.table_registry.TABLES`, in order) that has
+    rows: Table 3, the paired table (more than one system), Tables 6/7 (a ZS/FS pair), the
+    comparison with the paper (``paper``), and any table declared since."""
     settings = settings or TableOptions()
-    sys_list = coerce_systems(systems)
-    plan = plan or settings.plan()
-    thr = settings.coverage_threshold
-    zs, fs = settings.zero_shot, settings.few_shot
-    tables: dict[str, Table] = {
-        "table3": table3(
-            scores,
-            sys_list,
-            n_expected,
-            plan=plan,
-            coverage_threshold=thr,
-            zero_shot=zs,
-            few_shot=fs,
-        )
-    }
-    shown = table3_systems(sys_list, zero_shot=zs, few_shot=fs)
-    if len(shown) > 1:
-        tables["paired"] = paired_table(
-            scores,
-            shown,
-            n_expected,
-            reference=settings.reference,
-            plan=plan,
-            alpha=settings.alpha,
-            coverage_threshold=thr,
-        )
-    for name in SHOT_TABLES:
-        t = shot_table_named(
-            name,
-            scores,
-            sys_list,
-            n_expected,
-            plan=plan,
-            alpha=settings.alpha,
-            coverage_threshold=thr,
-            zero_shot=zs,
-            few_shot=fs,
-        )
-        if t.rows:
-            tables[name] = t
-    if paper is not None:
-        main = with_tag("table3")
-        rows = system_rows(scores, sys_list, n_expected, main, plan=plan)
-        comp = comparison_table(
-            rows,
-            sys_list,
-            paper,
-            main,
-            few_shot=settings.few_shot,
-            coverage_threshold=settings.coverage_threshold,
-        )
-        if comp.rows:
-            tables["comparison"] = comp
+    ctx = BuildContext(
+        scores,
+        coerce_systems(systems),
+        n_expected,
+        plan=plan or settings.plan(),
+        coverage_threshold=settings.coverage_threshold,
+        alpha=settings.alpha,
+        reference=settings.reference,
+        zero_shot=settings.zero_shot,
+        few_shot=settings.few_shot,
+        paper=paper,
+    )
+    tables: dict[str, Table] = {}
+    for decl in table_registry.TABLES:
+        table = build_declared(decl, ctx)
+        if table is not None:
+            tables[decl.name] = table
     return tables
 
 
@@ -168,7 +126,9 @@ def metrics_json(
     plan: ResamplePlan | None = None,
     metrics: Sequence[Metric] = with_tag("summary"),
 ) -> dict[str, Any]:
-    """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``."""
+    """``{label: {metric: mean (display scale, 4 d.p.) or null, metric_n: n, ..., N: N}}``;
+    a metric whose missing value means "not applicable" adds ``metric_na``, the dialogues it
+    does not apply to."""
     sys_list = coerce_systems(systems)
     rows = system_rows(scores, sys_list, n_expected, metrics, plan=plan or ResamplePlan())
     return {r.label: _row_json(r, metrics, n_expected) for r in rows}
@@ -179,6 +139,8 @@ def _row_json(row: Row, metrics: Sequence[Metric], n_expected: int) -> dict[str,
     for m, c in zip(metrics, row.cells, strict=True):
         out[m.key] = None if c.value is None else round(c.value, 4)
         out[f"{m.key}_n"] = c.n
+        if c.n_na is not None:  # a metric whose missing value means "not applicable"
+            out[f"{m.key}_na"] = c.n_na
     return out
 
 

@@ -13,7 +13,12 @@ Small samples are shown as they are (see :func:`cell_state` and :func:`shown_int
 * a cell that expected ``N > 0`` cases but has none (``n = 0``, e.g. every dialogue failed)
   shows its coverage ``0/N``;
 * ``—`` (LaTeX ``---``) is kept for cells where the metric does not apply: no cases expected
-  (``N`` is ``None`` or 0: no judge configured, a number the paper does not report, ...).
+  (``N`` is ``None`` or 0: no judge configured, a number the paper does not report, ...);
+* a group of a grouped table that no dialogue falls into shows ``n = 0``.
+
+A metric whose missing value means "not applicable" (its declaration's ``missing_is``) marks
+the dialogues it does not apply to apart from failures: `` (k n/a)‡`` after the value (LaTeX
+``$^\\ddagger$``); † then compares n with the dialogues where it applies, ``N − k``.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ SECTION_GROUPS: dict[str, str] = {
 }
 
 
-CellState = Literal["value", "no_data", "not_applicable"]
+CellState = Literal["value", "no_data", "not_applicable", "empty"]
 MIN_CASES_FOR_INTERVAL = 2
 
 
@@ -94,6 +99,10 @@ def cell_state(cell: Cell) -> CellState:
     """
     if cell.value is not None:
         return "value"
+    if cell.n == 0 and cell.N == 0 and cell.aggregation == "group_mean":
+        return "empty"
+    if cell.n_na and cell.n_na == cell.N:
+        return "not_applicable"
     if cell.n == 0 and cell.N:
         return "no_data"
     return "not_applicable"
@@ -119,6 +128,15 @@ def no_data_text(cell: Cell) -> str:
     return f"{cell.n or 0}/{cell.N}"
 
 
+#: How an empty group of a grouped table is shown.
+EMPTY_GROUP = "n = 0"
+
+
+def not_applicable_text(cell: Cell) -> str:
+    """`` (k n/a)‡`` for a cell whose metric does not apply to k > 0 of its dialogues."""
+    return f" ({cell.n_na} n/a)‡" if cell.n_na else ""
+
+
 def _number(value: float, signed: bool) -> str:
     v = display_value(value)
     return f"{v:+.1f}" if signed else f"{v:.1f}"
@@ -133,10 +151,13 @@ def is_signed(row: Row) -> bool:
 
 def markdown_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD) -> str:
     """One Markdown cell (see the module docstring); ``0/N`` or ``—`` without a value."""
-    if cell_state(cell) == "no_data":
-        return no_data_text(cell)
+    state = cell_state(cell)
+    if state == "no_data":
+        return no_data_text(cell) + not_applicable_text(cell)
+    if state == "empty":
+        return EMPTY_GROUP
     if cell.value is None:
-        return MISSING_MD
+        return MISSING_MD + not_applicable_text(cell)
     text = _number(cell.value, is_signed(row))
     if row.kind == "paper":
         return text
@@ -148,7 +169,8 @@ def markdown_cell(cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD) ->
     if hw is not None:
         text += f" ± {display_value(hw):.1f}"
     if cell.coverage_below(threshold):
-        text += f" ({cell.n}/{cell.N})†"
+        text += f" ({cell.n}/{cell.applicable_n})†"
+    text += not_applicable_text(cell)
     if is_signed(row) and cell.distinguishable is False:
         text += " (n.s.)"
     return text
@@ -327,6 +349,7 @@ _TEX_SPECIAL = {
 _TEX_UNICODE = {
     "±": r"$\pm$",
     "†": r"$^\dagger$",
+    "‡": r"$^\ddagger$",
     "—": "---",
     "–": "--",
     "−": "$-$",
@@ -350,10 +373,14 @@ def latex_cell(
     cell: Cell, row: Row, threshold: float = DEFAULT_THRESHOLD, ci: bool = False, top: int = 0
 ) -> str:
     """One LaTeX cell; ``0/N`` or ``---`` without a value, ``\\pm`` only with ``ci``."""
-    if cell_state(cell) == "no_data":
-        return no_data_text(cell)
+    state = cell_state(cell)
+    na = r"$^\ddagger$" if cell.n_na else ""
+    if state == "no_data":
+        return no_data_text(cell) + na
+    if state == "empty":
+        return f"${EMPTY_GROUP}$"
     if cell.value is None:
-        return MISSING_TEX
+        return MISSING_TEX + na
     number = _number(cell.value, is_signed(row))
     text = f"${number}$" if is_signed(row) else number
     if row.kind == "paper":
@@ -369,6 +396,7 @@ def latex_cell(
         text += rf"\,{{\scriptsize$\pm${display_value(hw):.1f}}}"
     if cell.coverage_below(threshold):
         text += r"$^\dagger$"
+    text += na
     if is_signed(row) and cell.distinguishable is False:
         text += r"\textsuperscript{n.s.}"
     return text

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from lecode.report.grouping import GroupColumn
 from lecode.report.model import Aggregation, Cell, Row
 from lecode.report.spec import Metric, ReportedSystem
 from lecode.stats import Estimate, PairedResult, ResamplePlan, holm
@@ -61,6 +62,61 @@ def cell_from_estimate(
     )
 
 
+def need_met(frame: pl.DataFrame, metric: Metric) -> np.ndarray:
+    """Per row of ``frame``: whether the dialogue meets ``metric``'s need, as far as the
+    scores show it (not failed; with advice where the need asks for it; the need's witness
+    metric present, :func:`lecode.metrics.registry.need_witness`). A dialogue not known to
+    meet the need counts as a failure."""
+    from lecode.metrics.registry import need_witness
+
+    need = getattr(metric, "need", "dialogue")
+    ok = (frame["stop_reason"] != "error").to_numpy() if frame.height else np.zeros(0, bool)
+    if need in ("advice", "judgement"):
+        ok = ok & (frame["stop_reason"] == "advice").to_numpy()
+    if need != "dialogue":
+        witness = need_witness(need)
+        if witness is None or witness not in frame.columns:
+            return np.zeros(frame.height, dtype=bool)
+        ok = ok & ~np.isnan(metric_values(frame, witness))
+    return np.asarray(ok, dtype=bool)
+
+
+def not_applicable_count(frame: pl.DataFrame, metric: Metric) -> int | None:
+    """Dialogues of ``frame`` where ``metric`` does not apply (missing although the dialogue
+    meets its need); None for a metric whose missing value is always a failure."""
+    if not getattr(metric, "not_applicable", False):
+        return None
+    values = metric_values(frame, metric.key)
+    return int(np.sum(np.isnan(values) & need_met(frame, metric)))
+
+
+def metric_cell(
+    frame: pl.DataFrame,
+    metric: Metric,
+    plan: ResamplePlan,
+    n_expected: int,
+    aggregation: Aggregation = "mean",
+) -> Cell:
+    """The cell of one metric over one system's rows; a grouped column
+    (:class:`~lecode.report.grouping.GroupColumn`) over the rows of its group, ``N`` their
+    number (``n = 0`` of 0 for an empty group)."""
+    if isinstance(metric, GroupColumn):
+        assert metric.source is not None
+        rows = metric.rows_of(frame)
+        if metric.source.key not in frame.columns:
+            return Cell(aggregation="group_mean")
+        if rows.height == 0:
+            return Cell(n=0, N=0, aggregation="group_mean")
+        cell = metric_cell(rows, metric.source, plan, rows.height, "group_mean")
+        return replace(cell, n_na=not_applicable_count(rows, metric.source))
+    if metric.key not in frame.columns:
+        # a metric this run does not compute (no judge, BERTScore off): "—"
+        return Cell(aggregation=aggregation)
+    est = plan.mean(metric_values(frame, metric.key))
+    cell = cell_from_estimate(est, metric, n_expected, aggregation)
+    return replace(cell, n_na=not_applicable_count(frame, metric))
+
+
 def system_cells(
     frame: pl.DataFrame,
     metrics: Sequence[Metric],
@@ -72,19 +128,13 @@ def system_cells(
 ) -> tuple[Cell, ...]:
     """One cell per metric for one system's rows (see :func:`split_scores`): the mean over
     them, or what ``aggregation`` says the per-dialogue values are averaged as."""
-    if n_expected < 1:
-        raise ValueError("the number of expected cases must be positive")
+    if n_expected < 0:
+        raise ValueError("the number of expected cases must not be negative")
     if frame.height > n_expected:
         raise ValueError(
             f"{label or 'system'}: {frame.height} scored dialogues but only {n_expected} expected"
         )
-    return tuple(
-        cell_from_estimate(plan.mean(metric_values(frame, m.key)), m, n_expected, aggregation)
-        if m.key in frame.columns
-        # a metric this run does not compute (no judge, BERTScore off): "—"
-        else Cell(aggregation=aggregation)
-        for m in metrics
-    )
+    return tuple(metric_cell(frame, m, plan, n_expected, aggregation) for m in metrics)
 
 
 def aligned_pair(a: pl.DataFrame, b: pl.DataFrame, key: str) -> tuple[np.ndarray, np.ndarray]:

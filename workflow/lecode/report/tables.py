@@ -1,26 +1,31 @@
-"""Build the paper's tables from per-dialogue scores (pure functions: frames in, tables out).
+"""Build the metrics tables from per-dialogue scores (pure functions: frames in, tables out).
 
-* :func:`table2` dataset statistics (paper Table 2) from the train and test cases;
-* :func:`table3` main results (paper Table 3), one row per system, rows grouped;
-* :func:`paired_table` every system against a reference row, paired bootstrap, Holm-adjusted;
-* :func:`shot_table` Tables 6 and 7: zero-shot and few-shot rows of the same expert model and
-  their paired difference (FS - ZS), Holm-adjusted over the table;
-* :func:`comparison_table` our numbers beside the paper's for systems the paper reports.
+Every metrics table is declared (:mod:`lecode.report.declared`, see
+:mod:`lecode.report.tabledecl`) and built by :func:`build_declared`, which makes the rows its
+declaration names:
 
-Table 3 shows every system except few-shot runs of an expert that also ran zero-shot: those
-appear, with their zero-shot partner, in Tables 6 and 7 (as in the paper, whose Table 3 is the
-zero-shot table). :func:`write_tables` renders them all to files.
+* ``systems``: one row per system (:func:`system_rows`), ranked per column;
+* ``paired``: every system against a reference row, paired bootstrap, Holm-adjusted;
+* ``shot_pairs``: zero-shot and few-shot rows of the same expert model and their paired
+  difference (FS - ZS), Holm-adjusted over the table (Tables 6 and 7);
+* ``paper``: our numbers beside the paper's for systems the paper reports.
+
+:func:`table3`, :func:`paired_table` and :func:`shot_table_named` build the declared tables
+of those names; :func:`table2` is the dataset statistics (paper
+Table 2). Table 3 shows every system except few-shot runs of an expert that also ran zero-shot:
+those appear, with their zero-shot partner, in Tables 6 and 7.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from lecode.metrics.registry import scale_note, with_tag
 from lecode.records import Case
+from lecode.report import table_registry
 from lecode.report.model import PAPER, Cell, Row, RowKind, StatsTable, Table
 from lecode.report.paper import PaperNumbers, normalise_label, paper_label, paper_setting
 from lecode.report.results import (
@@ -36,36 +41,27 @@ from lecode.report.spec import (
     Metric,
     ReportedSystem,
 )
+from lecode.report.tabledecl import NoteContext, TableDeclaration, not_applicable_note
 from lecode.stats import ResamplePlan
 
 ALPHA = 0.05
-#: Columns of Table 3, the paired differences and the comparison with the paper, by tag.
-TABLE3_METRICS = with_tag("table3")
 
 
-def _plan(plan: ResamplePlan | None) -> ResamplePlan:
-    return plan if plan is not None else ResamplePlan()
+@dataclass(frozen=True)
+class BuildContext:
+    """What every declared table is built from: the per-dialogue scores, the systems, the
+    number of test cases, and the ``report:`` settings the tables read."""
 
-
-def _interval_note(plan: ResamplePlan) -> str:
-    return (
-        f"± half-width of the {plan.confidence:.0%} percentile bootstrap interval over cases "
-        f"({plan.resamples} resamples, seed {plan.seed})"
-    )
-
-
-def _coverage_note(threshold: float) -> str:
-    return (
-        f"† coverage n/N below {threshold:.0%} (n/N in Markdown and CSV); 0/N: no case has "
-        "the metric (e.g. every dialogue failed); — not applicable (e.g. no judge configured); "
-        "no ± with fewer than 2 cases"
-    )
-
-
-def _rank_note(metrics: Sequence[Metric]) -> str:
-    lower = [m.header for m in metrics if m.direction == "lower"]
-    tail = f" ({', '.join(lower)}: lower is better)" if lower else ""
-    return f"per column: best in bold, second in italics (Markdown) or underlined (LaTeX){tail}"
+    scores: pl.DataFrame
+    systems: Sequence[ReportedSystem]
+    n_expected: int
+    plan: ResamplePlan = ResamplePlan()
+    coverage_threshold: float = 0.9
+    alpha: float = ALPHA
+    reference: str | None = None
+    zero_shot: str = ZERO_SHOT
+    few_shot: str = FEW_SHOT
+    paper: PaperNumbers | None = None
 
 
 # --------------------------------------------------------------------------- Table 2
@@ -89,7 +85,7 @@ def table2(
             facts / n if n else float("nan"),
         )
 
-    cols = [stats(s) for s in splits]
+    cols: list[tuple[float, ...]] = [stats(s) for s in splits]
     columns = ["LeCoDe", "Train Set", "Test Set"]
     column_keys = ["total", "train", "test"]
     keys = ("dialogues", "turns", "avg_turns", "avg_facts")
@@ -126,7 +122,7 @@ def table2(
     )
 
 
-# --------------------------------------------------------------------------- Table 3
+# --------------------------------------------------------------------------- rows
 
 
 def shot_pairs(
@@ -149,12 +145,12 @@ def system_rows(
     scores: pl.DataFrame,
     systems: Sequence[ReportedSystem],
     n_expected: int,
-    metrics: Sequence[Metric] = TABLE3_METRICS,
+    metrics: Sequence[Metric],
     *,
     plan: ResamplePlan | None = None,
 ) -> list[Row]:
     """One unranked ``system`` row per system, in the given order."""
-    plan = _plan(plan)
+    plan = plan if plan is not None else ResamplePlan()
     frames = split_scores(scores, systems)
     return [
         Row(
@@ -169,71 +165,27 @@ def system_rows(
     ]
 
 
-def table3(
-    scores: pl.DataFrame,
-    systems: Sequence[ReportedSystem],
-    n_expected: int,
-    *,
-    plan: ResamplePlan | None = None,
-    coverage_threshold: float = 0.9,
-    metrics: Sequence[Metric] = TABLE3_METRICS,
-    zero_shot: str = ZERO_SHOT,
-    few_shot: str = FEW_SHOT,
-) -> Table:
-    """Main results, one ranked row per system (see :func:`table3_systems`)."""
-    plan = _plan(plan)
-    shown = table3_systems(systems, zero_shot=zero_shot, few_shot=few_shot)
-    rows = rank_rows(system_rows(scores, shown, n_expected, metrics, plan=plan), metrics)
-    return Table(
-        name="table3",
-        title="Main results (per-dialogue means over the test cases)",
-        metrics=tuple(metrics),
-        rows=tuple(rows),
-        notes=(
-            _interval_note(plan),
-            _coverage_note(coverage_threshold),
-            _rank_note(metrics),
-            scale_note(metrics),
-        ),
-    )
-
-
-# --------------------------------------------------------------------------- paired
-
-
-def _delta_note(alpha: float) -> str:
-    return (
-        "differences are paired over the cases both systems have; p-values from the paired "
-        f"bootstrap, Holm-adjusted over all comparisons of this table; (n.s.) adjusted p >= {alpha}"
-    )
-
-
-def paired_table(
-    scores: pl.DataFrame,
-    systems: Sequence[ReportedSystem],
-    n_expected: int,
-    *,
-    reference: str | None = None,
-    plan: ResamplePlan | None = None,
-    metrics: Sequence[Metric] = TABLE3_METRICS,
-    alpha: float = ALPHA,
-    coverage_threshold: float = 0.9,
-) -> Table:
-    """Each system minus the reference system (label; default the first), per metric."""
+def _reference(ctx: BuildContext, systems: Sequence[ReportedSystem]) -> ReportedSystem:
     if not systems:
         raise ValueError("no systems")
-    plan = _plan(plan)
     by_label = {s.label: s for s in systems}
-    if reference is not None and reference not in by_label:
-        raise ValueError(f"reference {reference!r} is not a system label")
-    ref = by_label[reference] if reference is not None else systems[0]
-    frames = split_scores(scores, systems)
+    if ctx.reference is not None and ctx.reference not in by_label:
+        raise ValueError(f"reference {ctx.reference!r} is not a system label")
+    return by_label[ctx.reference] if ctx.reference is not None else systems[0]
+
+
+def paired_rows(
+    ctx: BuildContext, systems: Sequence[ReportedSystem], metrics: Sequence[Metric]
+) -> list[Row]:
+    """Each system minus the reference system, per metric, Holm-adjusted over the rows."""
+    ref = _reference(ctx, systems)
+    frames = split_scores(ctx.scores, systems)
     rows = [
         Row(
             label=f"{s.label} − {ref.label}",
             group=s.group,
             kind="delta",
-            cells=paired_cells(frames[s.key], frames[ref.key], metrics, plan, n_expected),
+            cells=paired_cells(frames[s.key], frames[ref.key], metrics, ctx.plan, ctx.n_expected),
             expert=s.expert,
             strategy=s.strategy,
             systems=(s.id, ref.id),
@@ -242,42 +194,15 @@ def paired_table(
         for s in systems
         if s.key != ref.key
     ]
-    return Table(
-        name="paired",
-        title=f"Paired differences against {ref.label}",
-        metrics=tuple(metrics),
-        rows=tuple(adjust_rows(rows, alpha=alpha)),
-        notes=(
-            f"each row: system − {ref.label}, on the display scale",
-            _interval_note(plan),
-            _delta_note(alpha),
-            _coverage_note(coverage_threshold) + " (n = common cases)",
-        ),
-    )
+    return adjust_rows(rows, alpha=ctx.alpha)
 
 
-# --------------------------------------------------------------------------- Tables 6 and 7
-
-
-def shot_table(
-    scores: pl.DataFrame,
-    systems: Sequence[ReportedSystem],
-    n_expected: int,
-    metrics: Sequence[Metric],
-    *,
-    name: str,
-    title: str,
-    plan: ResamplePlan | None = None,
-    alpha: float = ALPHA,
-    coverage_threshold: float = 0.9,
-    zero_shot: str = ZERO_SHOT,
-    few_shot: str = FEW_SHOT,
-) -> Table:
+def shot_rows(ctx: BuildContext, metrics: Sequence[Metric], *, rank: bool = True) -> list[Row]:
     """ZS and FS rows per expert model with both, plus a paired ``Δ FS−ZS`` row."""
-    plan = _plan(plan)
-    pairs = shot_pairs(systems, zero_shot=zero_shot, few_shot=few_shot)
+    pairs = shot_pairs(ctx.systems, zero_shot=ctx.zero_shot, few_shot=ctx.few_shot)
     flat = [s for pair in pairs for s in pair]
-    frames = split_scores(scores, flat)
+    frames = split_scores(ctx.scores, flat)
+    n, plan = ctx.n_expected, ctx.plan
     rows: list[Row] = []
     for zs, fs in pairs:
         for s, setting in ((zs, "ZS"), (fs, "FS")):
@@ -286,7 +211,7 @@ def shot_table(
                     label=zs.label,
                     group=zs.group,
                     setting=setting,
-                    cells=system_cells(frames[s.key], metrics, plan, n_expected, label=s.label),
+                    cells=system_cells(frames[s.key], metrics, plan, n, label=s.label),
                     expert=s.expert,
                     strategy=s.strategy,
                     systems=(s.id,),
@@ -298,51 +223,13 @@ def shot_table(
                 group=zs.group,
                 setting="Δ FS−ZS",
                 kind="delta",
-                cells=paired_cells(frames[fs.key], frames[zs.key], metrics, plan, n_expected),
+                cells=paired_cells(frames[fs.key], frames[zs.key], metrics, plan, n),
                 expert=zs.expert,
                 systems=(fs.id, zs.id),
                 delta_of=(fs.id, zs.id),
             )
         )
-    rows = adjust_rows(rank_rows(rows, metrics), alpha=alpha)
-    return Table(
-        name=name,
-        title=title,
-        metrics=tuple(metrics),
-        rows=tuple(rows),
-        row_header="Models",
-        setting_header="",
-        notes=(
-            "ZS zero-shot, FS few-shot; Δ FS−ZS paired difference",
-            _interval_note(plan),
-            _coverage_note(coverage_threshold),
-            _rank_note(metrics),
-            _delta_note(alpha),
-            scale_note(metrics),
-        ),
-    )
-
-
-#: The zero-shot vs few-shot tables (paper Tables 6 and 7) by name, with their titles; each
-#: shows the metrics declared with the tag of its name.
-SHOT_TABLES: dict[str, str] = {
-    "table6": "Clarification capability, zero-shot (ZS) vs few-shot (FS)",
-    "table7": "Advice quality, zero-shot (ZS) vs few-shot (FS)",
-}
-
-
-def shot_table_named(
-    name: str,
-    scores: pl.DataFrame,
-    systems: Sequence[ReportedSystem],
-    n_expected: int,
-    **options: Any,
-) -> Table:
-    """The ZS vs FS table ``name`` of :data:`SHOT_TABLES` (``options``: those of
-    :func:`shot_table`)."""
-    return shot_table(
-        scores, systems, n_expected, with_tag(name), name=name, title=SHOT_TABLES[name], **options
-    )
+    return adjust_rows(rank_rows(rows, metrics) if rank else rows, alpha=ctx.alpha)
 
 
 # --------------------------------------------------------------------------- vs the paper
@@ -367,15 +254,14 @@ def _offset_cell(ours: Cell, published: float | None) -> Cell:
     )
 
 
-def comparison_table(
+def comparison_rows(
     rows: Sequence[Row],
     systems: Sequence[ReportedSystem],
     paper: PaperNumbers,
-    metrics: Sequence[Metric] = TABLE3_METRICS,
+    metrics: Sequence[Metric],
     *,
     few_shot: str = FEW_SHOT,
-    coverage_threshold: float = 0.9,
-) -> Table:
+) -> list[Row]:
     """Ours, the paper's and the offset (ours − paper) for systems whose label the paper has.
 
     ``rows`` are system rows with ``metrics`` columns (e.g. from :func:`system_rows`); a system
@@ -413,25 +299,131 @@ def comparison_table(
                     delta_of=delta_of,
                 )
             )
+    return out
+
+
+# --------------------------------------------------------------------------- declared tables
+
+
+def build_declared(
+    decl: TableDeclaration, ctx: BuildContext, metrics: Sequence[Metric] | None = None
+) -> Table | None:
+    """The table ``decl`` declares (``metrics``: other columns than its own, for tests and
+    library use); None when it has no rows to show (a ``paired`` table with one system, no
+    ZS/FS pair, no paper numbers)."""
+    cols = tuple(metrics) if metrics is not None else decl.columns.metrics()
+    reference = ""
+    paper_source = ""
+    if decl.rows == "systems":
+        shown = table3_systems(ctx.systems, zero_shot=ctx.zero_shot, few_shot=ctx.few_shot)
+        rows = system_rows(ctx.scores, shown, ctx.n_expected, cols, plan=ctx.plan)
+        rows = rank_rows(rows, cols) if decl.rank else rows
+    elif decl.rows == "paired":
+        shown = table3_systems(ctx.systems, zero_shot=ctx.zero_shot, few_shot=ctx.few_shot)
+        reference = _reference(ctx, shown).label
+        rows = paired_rows(ctx, shown, cols) if len(shown) > 1 else []
+    elif decl.rows == "shot_pairs":
+        rows = shot_rows(ctx, cols, rank=decl.rank)
+    else:
+        if ctx.paper is None:
+            return None
+        paper_source = ctx.paper.source
+        ours = system_rows(ctx.scores, ctx.systems, ctx.n_expected, cols, plan=ctx.plan)
+        rows = comparison_rows(ours, ctx.systems, ctx.paper, cols, few_shot=ctx.few_shot)
+    if not rows:
+        return None
+    note_ctx = NoteContext(
+        plan=ctx.plan,
+        threshold=ctx.coverage_threshold,
+        alpha=ctx.alpha,
+        metrics=cols,
+        rows=tuple(rows),
+        reference=reference,
+        paper_source=paper_source,
+    )
+    notes = tuple(n for n in decl.note_texts(note_ctx) if n)
+    if any(c.n_na for r in rows for c in r.cells):
+        notes = (*notes, not_applicable_note(cols))
     return Table(
-        name="comparison",
-        title="Our numbers beside the paper's",
-        metrics=tuple(metrics),
-        rows=tuple(out),
-        notes=(
-            f"paper: {paper.source}",
-            "ours ± half-width of our bootstrap interval; ours − paper shifts that interval",
-            "(n.s.) the paper's value lies inside our interval",
-            _coverage_note(coverage_threshold),
-        ),
+        name=decl.name,
+        title=decl.title.format(reference=reference),
+        metrics=cols,
+        rows=tuple(rows),
+        notes=notes,
+        row_header=decl.row_header,
+        setting_header=decl.setting_header,
     )
 
 
-def low_coverage_cells(table: Table, threshold: float) -> list[tuple[str, str, int, int]]:
-    """(row label, metric header, n, N) of every cell whose coverage is below ``threshold``."""
-    return [
-        (r.label + (f" {r.setting}" if r.setting else ""), m.header, c.n or 0, c.N or 0)
-        for r in table.rows
-        for m, c in zip(table.metrics, r.cells, strict=True)
-        if c.coverage_below(threshold)
-    ]
+def _built(name: str, ctx: BuildContext, metrics: Sequence[Metric] | None) -> Table:
+    decl = table_registry.get(name)
+    table = build_declared(decl, ctx, metrics)
+    if table is None:  # nothing to show: the columns without rows
+        cols = tuple(metrics) if metrics is not None else decl.columns.metrics()
+        return Table(name=name, title=decl.title, metrics=cols, rows=())
+    return table
+
+
+def table3(
+    scores: pl.DataFrame,
+    systems: Sequence[ReportedSystem],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    coverage_threshold: float = 0.9,
+    metrics: Sequence[Metric] | None = None,
+    zero_shot: str = ZERO_SHOT,
+    few_shot: str = FEW_SHOT,
+) -> Table:
+    """Main results, one ranked row per system (see :func:`table3_systems`)."""
+    ctx = BuildContext(
+        scores,
+        systems,
+        n_expected,
+        plan=plan or ResamplePlan(),
+        coverage_threshold=coverage_threshold,
+        zero_shot=zero_shot,
+        few_shot=few_shot,
+    )
+    return _built("table3", ctx, metrics)
+
+
+def paired_table(
+    scores: pl.DataFrame,
+    systems: Sequence[ReportedSystem],
+    n_expected: int,
+    *,
+    reference: str | None = None,
+    plan: ResamplePlan | None = None,
+    metrics: Sequence[Metric] | None = None,
+    alpha: float = ALPHA,
+    coverage_threshold: float = 0.9,
+) -> Table:
+    """Each system minus the reference system (label; default the first), per metric."""
+    ctx = BuildContext(
+        scores,
+        systems,
+        n_expected,
+        plan=plan or ResamplePlan(),
+        coverage_threshold=coverage_threshold,
+        alpha=alpha,
+        reference=reference,
+    )
+    _reference(ctx, systems)  # no systems, or an unknown reference: refused
+    return _built("paired", ctx, metrics)
+
+
+def shot_table_named(
+    name: str,
+    scores: pl.DataFrame,
+    systems: Sequence[ReportedSystem],
+    n_expected: int,
+    *,
+    plan: ResamplePlan | None = None,
+    **options: Any,
+) -> Table:
+    """The declared zero-shot vs few-shot table ``name`` (``options``: the fields of
+    :class:`BuildContext`, and ``metrics``)."""
+    metrics = options.pop("metrics", None)
+    ctx = BuildContext(scores, systems, n_expected, plan=plan or ResamplePlan(), **options)
+    return _built(name, ctx, metrics)
