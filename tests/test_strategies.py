@@ -215,14 +215,22 @@ def test_a_new_strategy_is_its_templates_and_one_declaration(
 
 
 def test_the_simulate_step_covers_the_registry_machinery_but_no_declaration() -> None:
-    """A declaration enters a job's digest through ``identity`` only, so a new one changes no
-    step's code digest; the machinery every strategy runs on is in the step's closure."""
+    """A strategy enters a job's digest through ``identity`` only, so a new one changes no
+    step's code digest; the interface every strategy is played through is in the step's
+    closure, and the declarative machinery in the identity of the strategies built on it."""
     from lecode.fingerprint import closure
 
     modules = set(closure("lecode.steps.simulate"))
-    assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.declarations"} <= (
+    assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.program"} <= (
         modules
     )
+    assert "lecode.strategies.declarations" not in modules
+    assert strategies.own_modules("expert", "mediq") == [
+        "lecode.strategies.expert.mediq",
+        "lecode.strategies.calls",
+        "lecode.strategies.declarations",
+        "lecode.strategies.program",
+    ]
     declared = {
         f"lecode.strategies.{role}.{name}"
         for role in strategies.ROLES

@@ -91,20 +91,22 @@ def client_strategy(name: str) -> ClientProgram:
 
 
 def own_modules(role: str, name: str) -> list[str]:
-    """The modules of ``role`` strategy ``name``: its module and the private modules of its
-    role package (``_<helper>.py``) it imports."""
+    """The code of ``role`` strategy ``name``: its module and the modules of this package it
+    imports, directly or through them (the strategy machinery it builds on, such as
+    :mod:`~lecode.strategies.declarations`, and private helpers ``<role>/_<helper>.py``); not
+    the registry itself, nor another strategy."""
     from lecode.fingerprint import direct_imports
 
     module = module_name(role, name)
-    package = f"{__name__}.{role}."
-    helpers = {
-        m
-        for m in direct_imports(module)
-        if m.startswith(package)
-        and m[len(package) :].startswith("_")
-        and "." not in m[len(package) :]
-    }
-    return [module, *sorted(helpers - {module})]
+    strategy_modules = {f"{__name__}.{r}.{n}" for r in ROLES for n in names(r)}
+    seen, todo = {module}, [module]
+    while todo:
+        for m in direct_imports(todo.pop()):
+            inside = m.startswith(f"{__name__}.") and m not in strategy_modules
+            if inside and m not in seen and m.rsplit(".", 1)[-1] not in ROLES:
+                seen.add(m)
+                todo.append(m)
+    return [module, *sorted(seen - {module})]
 
 
 def identity(role: str, name: str) -> dict[str, str]:
