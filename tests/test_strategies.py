@@ -19,7 +19,7 @@ from lecode.llm.forecast import dialogue_calls
 from lecode.llm.templates import PROMPTS_DIR, load_template
 from lecode.strategies.calls import Call, Gate
 from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
-from tests.support import plan_first
+from tests.support import plan_first, recap_each_turn
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.strategy_run import report
 
@@ -212,6 +212,64 @@ def test_a_new_strategy_is_its_templates_and_one_declaration(
     # the package without the new strategy does not know it
     with pytest.raises(LLMConfigError):
         strategies.get("expert", plan_first.NAME)
+
+
+def run_in_copy(project: Path, cases_file: Path, strategy: str, store: Path) -> dict:
+    """:func:`tests.support.strategy_run.report` run with the package of ``project``."""
+    env = {**os.environ, "PYTHONPATH": str(project / "workflow")}
+    args = ["--cases", str(cases_file), "--strategy", strategy, "--max-turns", "4"]
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.support.strategy_run", *args, "--store", str(store)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rep: dict = json.loads(run.stdout)
+    assert rep["lecode"] == str((project / "workflow" / "lecode").resolve())
+    return rep
+
+
+def test_a_strategy_with_a_private_call_every_turn_and_its_own_rendering(
+    cases_file: Path, tmp_path: Path
+) -> None:
+    """ "Recap each turn" (its own files only) makes a private recap call every turn and never
+    shows a call the dialogue: the mock still plays each dialogue's own case and turn (from the
+    requests' metadata), so the facts it elicits are its case's, in the case's script; the
+    forecast counts exactly the calls it makes."""
+    from lecode.llm.mock.casedata import read_cases
+    from lecode.llm.mock.players import LawyerScript
+
+    project = copy_package(tmp_path / "copy")
+    before = tree(project / "workflow")
+    added = recap_each_turn.add_to(project)
+    after = tree(project / "workflow")
+    changed = sorted(k for k in after if before.get(k) != after[k])
+    assert [f"workflow/{k}" for k in changed] == added and set(before) <= set(after)
+
+    rep = run_in_copy(project, cases_file, recap_each_turn.NAME, tmp_path / "s")
+    texts = {c.id: c for c in read_cases([cases_file])}
+    stops = set()
+    for case_id, r in rep["cases"].items():
+        case = texts[case_id]
+        stops.add(r["stop_reason"])
+        # one private recap per turn, then the move; the forecast counts exactly these
+        turns = r["questions"] + 1
+        assert r["stored"].count("recap") == turns, case_id
+        assert r["stored"] == r["forecast"] and r["expert_calls"] == len(r["forecast"]), case_id
+        # no call but the first recap shows the initial query: the prompt cannot name the case
+        shown = [purpose for purpose, text in r["prompts"] if case.initial_query in text]
+        assert shown == ["recap"], case_id
+        # the questions are this case's script and the answers this case's facts
+        script = LawyerScript.for_case(case)
+        asked = [q for q, _ in r["qa"]]
+        assert asked == [script.question(case, k) for k in range(min(len(script.targets), 4))]
+        answers = [a for _, a in r["qa"] if a != "不知道"]
+        assert answers and set(answers) <= set(case.facts), case_id
+        assert len(r["dialogues"]) == 2, case_id  # its expert's and its client's
+    assert stops == {"advice", "max_turns"}
 
 
 def test_the_simulate_step_covers_the_registry_machinery_but_no_declaration() -> None:
