@@ -19,6 +19,7 @@ from lecode.llm.forecast import dialogue_calls
 from lecode.llm.templates import PROMPTS_DIR, load_template
 from lecode.strategies.calls import Call, Gate
 from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
+from lecode.strategies.program import ClientProgram, ExpertProgram
 from tests.support import plan_first, recap_each_turn
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.strategy_run import report
@@ -51,18 +52,21 @@ def test_names_list_the_declaration_files_without_importing_them() -> None:
 @pytest.mark.parametrize("name", strategies.names("expert"))
 def test_every_expert_strategy_declares_existing_templates(name: str) -> None:
     declared = strategies.get("expert", name)
-    assert isinstance(declared, ExpertStrategy) and declared.name == name
+    assert isinstance(declared, ExpertProgram) and declared.name == name
     for key, template in declared.templates.items():
         assert (PROMPTS_DIR / f"{template}.txt").is_file(), (name, key)
         load_template(template)  # parses
-    values = {"dialogue": "d", "asked": 1, "remaining": 2, "max_turns": 3}
-    values[declared.opening_value] = "p"
-    for call in declared.calls():  # every placeholder of every call is given
-        template = load_template(declared.templates[call.template])
-        if call.closing is not None:
-            template.render(**values, closing=template.section(call.closing, **values))
-        else:
-            template.render(**values)
+    # every placeholder of every call is given: playing it renders every call it makes
+    assert dialogue_calls(name, 2, 3) and dialogue_calls(name, 3, 3)
+    if isinstance(declared, ExpertStrategy):  # and every call a declaration can make
+        values = {"dialogue": "d", "asked": 1, "remaining": 2, "max_turns": 3}
+        values[declared.opening_value] = "p"
+        for call in declared.calls():
+            template = load_template(declared.templates[call.template])
+            if call.closing is not None:
+                template.render(**values, closing=template.section(call.closing, **values))
+            else:
+                template.render(**values)
     ident = strategies.identity("expert", name)
     expected = {f"expert/{Path(t).name}.txt" for t in declared.templates.values()}
     assert set(ident) == expected | {f"strategy/expert/{name}"}
@@ -71,8 +75,9 @@ def test_every_expert_strategy_declares_existing_templates(name: str) -> None:
 @pytest.mark.parametrize("name", strategies.names("client"))
 def test_every_client_strategy_declares_existing_templates(name: str) -> None:
     declared = strategies.get("client", name)
-    assert isinstance(declared, ClientStrategy) and declared.name == name
-    assert [c.purpose for c in declared.question_calls()] == ["answer"]
+    assert isinstance(declared, ClientProgram) and declared.name == name
+    if isinstance(declared, ClientStrategy):
+        assert [c.purpose for c in declared.question_calls()] == ["answer"]
     assert set(strategies.identity("client", name)) == {
         f"client/{name}.txt",
         f"strategy/client/{name}",
