@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 from lecode.llm.render import format_dialogue
 from lecode.strategies.calls import Call
-from lecode.strategies.program import Ask, Dialogue, ExpertProgram, Move
+from lecode.strategies.program import Ask, DialogueSoFar, ExpertProgram, Move
 
 RECAP = Call("recap", "recap", "text")
 TURN = Call("turn", "turn", "move")
@@ -89,7 +89,7 @@ class RecapEachTurn(ExpertProgram):
     def start(self, case):
         return Recap()
 
-    async def play(self, state: Recap, dialogue: Dialogue, ask: Ask) -> Move:
+    async def play(self, state: Recap, dialogue: DialogueSoFar, ask: Ask) -> Move:
         latest = format_dialogue(dialogue.history[-1:] if dialogue.first else dialogue.history[-2:])
         state.text = await ask.text(RECAP, {"recap": state.text, "latest": latest})
         values = {k: v for k, v in dialogue.values().items() if k != "dialogue"}

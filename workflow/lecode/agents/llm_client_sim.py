@@ -19,7 +19,7 @@ from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, Turn
 from lecode.strategies import client_strategy
 from lecode.strategies.calls import Call
-from lecode.strategies.program import ClientProgram, Dialogue, Values
+from lecode.strategies.program import ClientProgram, DialogueSoFar, Values
 
 
 class LLMSimulatedClient(LLMRole):
@@ -47,7 +47,7 @@ class LLMClientDialogue:
 
     async def answer(self, history: Sequence[Turn], question: str, *, meter: UsageMeter) -> str:
         c = self.client
-        dialogue = Dialogue(tuple(history), 0, question=question)
+        dialogue = DialogueSoFar(tuple(history), 0, question=question)
         turn = count_questions(history)
         meta = dialogue_headers(self.case.id, self.id, turn, question)
         answer = await c.declaration.answer(self.state, dialogue, ModelClientAsk(c, meter, meta))

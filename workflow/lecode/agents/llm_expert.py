@@ -51,7 +51,7 @@ from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, RoleUsage, Turn
 from lecode.strategies import expert_strategy
 from lecode.strategies.calls import Call, Gate
-from lecode.strategies.program import Dialogue, ExpertProgram, Move, Values
+from lecode.strategies.program import DialogueSoFar, ExpertProgram, Move, Values
 
 T = TypeVar("T")
 Unmarked = Literal["reask", "advice", "question"]
@@ -132,7 +132,7 @@ class LLMExpertDialogue:
         self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
     ) -> ExpertMove:
         e = self.expert
-        dialogue = Dialogue(tuple(history), e.max_turns, must_advise)
+        dialogue = DialogueSoFar(tuple(history), e.max_turns, must_advise)
         meta = dialogue_headers(self.case.id, self.id, dialogue.asked)
         move = await e.declaration.play(self.state, dialogue, ModelAsk(self, meter, meta))
         if not isinstance(move, Move):

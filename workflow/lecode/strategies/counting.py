@@ -17,7 +17,7 @@ from lecode.llm.errors import LLMConfigError
 from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, Turn
 from lecode.strategies.calls import Call, Gate
-from lecode.strategies.program import ClientProgram, Dialogue, ExpertProgram, Move, Values
+from lecode.strategies.program import ClientProgram, DialogueSoFar, ExpertProgram, Move, Values
 
 QUESTION_CHARS = 40
 ANSWER_CHARS = 40
@@ -143,7 +143,7 @@ def expert_calls(
         for k in range(questions + 1):
             must = k >= max_turns
             ask = CountingAsk(program.name, templates, k, ready=must or k == questions)
-            move = await program.play(state, Dialogue(tuple(history), max_turns, must), ask)
+            move = await program.play(state, DialogueSoFar(tuple(history), max_turns, must), ask)
             out += ask.calls
             if move.kind != "question":
                 break
@@ -169,7 +169,7 @@ def client_calls(
             question = "x" * QUESTION_CHARS
             shown = (*history, Turn(speaker="lawyer", kind="question", text=question))
             ask = CountingClientAsk(program.name, templates, k + 1)
-            await program.answer(state, Dialogue(shown, 0, question=question), ask)
+            await program.answer(state, DialogueSoFar(shown, 0, question=question), ask)
             out += ask.calls
             _pair(history)
         return out

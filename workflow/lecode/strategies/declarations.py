@@ -21,7 +21,7 @@ from lecode.strategies.program import (
     Ask,
     ClientAsk,
     ClientProgram,
-    Dialogue,
+    DialogueSoFar,
     ExpertProgram,
     Move,
     ReplyFormat,
@@ -110,7 +110,7 @@ class ExpertStrategy(ExpertProgram):
         """The state of a new dialogue about ``case``."""
         return ExpertState(case)
 
-    async def play(self, state: ExpertState, dialogue: Dialogue, ask: Ask) -> Move:
+    async def play(self, state: ExpertState, dialogue: DialogueSoFar, ask: Ask) -> Move:
         """This turn's calls (:meth:`turn_calls`), each rendered with the dialogue's values and
         those the dialogue added (the opening's reply, under ``opening_value``)."""
         values: dict[str, object] = {**dialogue.values(), **state.values}
@@ -179,7 +179,7 @@ class ClientStrategy(ClientProgram):
         """The calls answering one question."""
         return (self.call,)
 
-    async def answer(self, state: ClientState, dialogue: Dialogue, ask: ClientAsk) -> str:
+    async def answer(self, state: ClientState, dialogue: DialogueSoFar, ask: ClientAsk) -> str:
         """One ``answer`` call: the case's facts, the dialogue before the question, the
         question, and the values the dialogue added."""
         values = {**dialogue.answer_values(state.case), **state.values}

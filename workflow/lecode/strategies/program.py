@@ -2,9 +2,9 @@
 
 An expert strategy (:class:`ExpertProgram`) is an object whose :meth:`~ExpertProgram.start`
 makes the state of a new dialogue and whose :meth:`~ExpertProgram.play` makes one move: given
-that state, the dialogue so far (:class:`Dialogue`) and an ``ask`` capability
+that state, the dialogue so far (:class:`DialogueSoFar`) and an ``ask`` capability
 (:class:`Ask`), it makes any number of calls (each renders a template of the strategy with the
-values the strategy chooses: the dialogue as :meth:`Dialogue.values` renders it, its own
+values the strategy chooses: the dialogue as :meth:`DialogueSoFar.values` renders it, its own
 rendering, or values of its own), keeps what it likes in its state, and returns the
 :class:`Move`. Only the move reaches the client; every other reply stays private.
 
@@ -41,7 +41,7 @@ class Move:
 
 
 @dataclass(frozen=True)
-class Dialogue:
+class DialogueSoFar:
     """The dialogue so far as a strategy sees it: ``history`` (the client's initial query
     first), the question budget ``max_turns``, and ``must_advise`` (the budget is spent: the
     move must be advice). A client's ``question`` is the question it answers (the last turn of
@@ -125,7 +125,7 @@ class ExpertProgram:
         """The state of a new dialogue about ``case`` (default: a :class:`State`)."""
         return State(case)
 
-    async def play(self, state: Any, dialogue: Dialogue, ask: Ask) -> Move:
+    async def play(self, state: Any, dialogue: DialogueSoFar, ask: Ask) -> Move:
         """The next move of the dialogue whose state is ``state``."""
         raise NotImplementedError
 
@@ -140,7 +140,7 @@ class ClientProgram:
         """The state of a new dialogue about ``case`` (default: a :class:`State`)."""
         return State(case)
 
-    async def answer(self, state: Any, dialogue: Dialogue, ask: ClientAsk) -> str:
+    async def answer(self, state: Any, dialogue: DialogueSoFar, ask: ClientAsk) -> str:
         """The answer to ``dialogue.question``."""
         raise NotImplementedError
 
