@@ -58,16 +58,17 @@ def get(role: str, name: str) -> ExpertProgram | ClientProgram:
 
     module = importlib.import_module(module_name(role, name))
     declared = getattr(module, "STRATEGY", None)
-    kind: type = ExpertProgram if role == "expert" else ClientProgram
-    if not isinstance(declared, kind):
+    kind: type[ExpertProgram] | type[ClientProgram] = (
+        ExpertProgram if role == "expert" else ClientProgram
+    )
+    if not isinstance(declared, (ExpertProgram, ClientProgram)) or not isinstance(declared, kind):
         raise LLMConfigError(
             f"{module.__name__}: STRATEGY must be a {kind.__name__}, not {type(declared).__name__}"
         )
     if getattr(declared, "name", None) != name:
         raise LLMConfigError(
             f"{module.__name__}: STRATEGY.name is {getattr(declared, 'name', None)!r}; it must "
-            f"be the file name "
-            f"{name!r}"
+            f"be the file name {name!r}"
         )
     return declared
 

@@ -119,7 +119,10 @@ class ExpertProgram:
     templates: Mapping[str, str]
     reask: str = "reask"
     reply_format: ReplyFormat = "marked"
-    scored: bool = False
+
+    @property
+    def scored(self) -> bool:
+        return False
 
     def start(self, case: Case) -> Any:
         """The state of a new dialogue about ``case`` (default: a :class:`State`)."""
