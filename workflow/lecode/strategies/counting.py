@@ -9,6 +9,8 @@ strategy itself, whatever it does, never from a copy of its plan.
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -108,11 +110,18 @@ def drive(make: Callable[[], Awaitable[T]]) -> T:
     finishes without an event loop (fast); one that awaits anything else (``asyncio.gather``
     of its calls) is played again from the start in a fresh event loop."""
     coro = make()
-    try:
-        coro.send(None)  # type: ignore[attr-defined]
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        # calls a gather made before it found no loop are dropped: they are played again below
+        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+        try:
+            coro.send(None)  # type: ignore[attr-defined]
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        except RuntimeError:  # it needs a running loop; a real error recurs below
+            pass
+        coro.close()  # type: ignore[attr-defined]
+        del coro
+        gc.collect()  # drop them now, inside this filter
 
     async def again() -> T:
         return await make()
