@@ -19,7 +19,8 @@ from lecode.llm.forecast import dialogue_calls
 from lecode.llm.templates import PROMPTS_DIR, load_template
 from lecode.strategies.calls import Call, Gate
 from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
-from tests.support import plan_first
+from lecode.strategies.program import ClientProgram, ExpertProgram
+from tests.support import plan_first, recap_each_turn
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.strategy_run import report
 
@@ -51,18 +52,21 @@ def test_names_list_the_declaration_files_without_importing_them() -> None:
 @pytest.mark.parametrize("name", strategies.names("expert"))
 def test_every_expert_strategy_declares_existing_templates(name: str) -> None:
     declared = strategies.get("expert", name)
-    assert isinstance(declared, ExpertStrategy) and declared.name == name
+    assert isinstance(declared, ExpertProgram) and declared.name == name
     for key, template in declared.templates.items():
         assert (PROMPTS_DIR / f"{template}.txt").is_file(), (name, key)
         load_template(template)  # parses
-    values = {"dialogue": "d", "asked": 1, "remaining": 2, "max_turns": 3}
-    values[declared.opening_value] = "p"
-    for call in declared.calls():  # every placeholder of every call is given
-        template = load_template(declared.templates[call.template])
-        if call.closing is not None:
-            template.render(**values, closing=template.section(call.closing, **values))
-        else:
-            template.render(**values)
+    # every placeholder of every call is given: playing it renders every call it makes
+    assert dialogue_calls(name, 2, 3) and dialogue_calls(name, 3, 3)
+    if isinstance(declared, ExpertStrategy):  # and every call a declaration can make
+        values = {"dialogue": "d", "asked": 1, "remaining": 2, "max_turns": 3}
+        values[declared.opening_value] = "p"
+        for call in declared.calls():
+            template = load_template(declared.templates[call.template])
+            if call.closing is not None:
+                template.render(**values, closing=template.section(call.closing, **values))
+            else:
+                template.render(**values)
     ident = strategies.identity("expert", name)
     expected = {f"expert/{Path(t).name}.txt" for t in declared.templates.values()}
     assert set(ident) == expected | {f"strategy/expert/{name}"}
@@ -71,8 +75,9 @@ def test_every_expert_strategy_declares_existing_templates(name: str) -> None:
 @pytest.mark.parametrize("name", strategies.names("client"))
 def test_every_client_strategy_declares_existing_templates(name: str) -> None:
     declared = strategies.get("client", name)
-    assert isinstance(declared, ClientStrategy) and declared.name == name
-    assert [c.purpose for c in declared.question_calls()] == ["answer"]
+    assert isinstance(declared, ClientProgram) and declared.name == name
+    if isinstance(declared, ClientStrategy):
+        assert [c.purpose for c in declared.question_calls()] == ["answer"]
     assert set(strategies.identity("client", name)) == {
         f"client/{name}.txt",
         f"strategy/client/{name}",
@@ -214,15 +219,81 @@ def test_a_new_strategy_is_its_templates_and_one_declaration(
         strategies.get("expert", plan_first.NAME)
 
 
+def run_in_copy(project: Path, cases_file: Path, strategy: str, store: Path) -> dict:
+    """:func:`tests.support.strategy_run.report` run with the package of ``project``."""
+    env = {**os.environ, "PYTHONPATH": str(project / "workflow")}
+    args = ["--cases", str(cases_file), "--strategy", strategy, "--max-turns", "4"]
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.support.strategy_run", *args, "--store", str(store)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rep: dict = json.loads(run.stdout)
+    assert rep["lecode"] == str((project / "workflow" / "lecode").resolve())
+    return rep
+
+
+def test_a_strategy_with_a_private_call_every_turn_and_its_own_rendering(
+    cases_file: Path, tmp_path: Path
+) -> None:
+    """ "Recap each turn" (its own files only) makes a private recap call every turn and never
+    shows a call the dialogue: the mock still plays each dialogue's own case and turn (from the
+    requests' metadata), so the facts it elicits are its case's, in the case's script; the
+    forecast counts exactly the calls it makes."""
+    from lecode.llm.mock.casedata import read_cases
+    from lecode.llm.mock.players import LawyerScript
+
+    project = copy_package(tmp_path / "copy")
+    before = tree(project / "workflow")
+    added = recap_each_turn.add_to(project)
+    after = tree(project / "workflow")
+    changed = sorted(k for k in after if before.get(k) != after[k])
+    assert [f"workflow/{k}" for k in changed] == added and set(before) <= set(after)
+
+    rep = run_in_copy(project, cases_file, recap_each_turn.NAME, tmp_path / "s")
+    texts = {c.id: c for c in read_cases([cases_file])}
+    stops = set()
+    for case_id, r in rep["cases"].items():
+        case = texts[case_id]
+        stops.add(r["stop_reason"])
+        # one private recap per turn, then the move; the forecast counts exactly these
+        turns = r["questions"] + 1
+        assert r["stored"].count("recap") == turns, case_id
+        assert r["stored"] == r["forecast"] and r["expert_calls"] == len(r["forecast"]), case_id
+        # no call but the first recap shows the initial query: the prompt cannot name the case
+        shown = [purpose for purpose, text in r["prompts"] if case.initial_query in text]
+        assert shown == ["recap"], case_id
+        # the questions are this case's script and the answers this case's facts
+        script = LawyerScript.for_case(case)
+        asked = [q for q, _ in r["qa"]]
+        assert asked == [script.question(case, k) for k in range(min(len(script.targets), 4))]
+        answers = [a for _, a in r["qa"] if a != "不知道"]
+        assert answers and set(answers) <= set(case.facts), case_id
+        assert len(r["dialogues"]) == 2, case_id  # its expert's and its client's
+    assert stops == {"advice", "max_turns"}
+
+
 def test_the_simulate_step_covers_the_registry_machinery_but_no_declaration() -> None:
-    """A declaration enters a job's digest through ``identity`` only, so a new one changes no
-    step's code digest; the machinery every strategy runs on is in the step's closure."""
+    """A strategy enters a job's digest through ``identity`` only, so a new one changes no
+    step's code digest; the interface every strategy is played through is in the step's
+    closure, and the declarative machinery in the identity of the strategies built on it."""
     from lecode.fingerprint import closure
 
     modules = set(closure("lecode.steps.simulate"))
-    assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.declarations"} <= (
+    assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.program"} <= (
         modules
     )
+    assert "lecode.strategies.declarations" not in modules
+    assert strategies.own_modules("expert", "mediq") == [
+        "lecode.strategies.expert.mediq",
+        "lecode.strategies.calls",
+        "lecode.strategies.declarations",
+        "lecode.strategies.program",
+    ]
     declared = {
         f"lecode.strategies.{role}.{name}"
         for role in strategies.ROLES

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
+from urllib.parse import quote
 
 from lecode.agents.base import RoleError, UsageMeter
 from lecode.llm.endpoint import Endpoint
@@ -22,6 +23,23 @@ from lecode.records import RoleUsage
 
 T = TypeVar("T")
 Messages = list[dict[str, str]]
+
+
+def dialogue_headers(
+    case_id: str, dialogue_id: str, turn: int, question: str | None = None
+) -> dict[str, str]:
+    """The headers naming the dialogue a call belongs to (percent-encoded UTF-8): its case,
+    the dialogue's id, the questions asked so far, and for a client the question it answers.
+    The mock endpoint plays the case from them, whatever the prompt shows; they never enter a
+    request key."""
+    out = {
+        "X-Lecode-Case": quote(case_id, safe=""),
+        "X-Lecode-Dialogue": quote(dialogue_id, safe=""),
+        "X-Lecode-Turn": str(turn),
+    }
+    if question is not None:
+        out["X-Lecode-Question"] = quote(question, safe="")
+    return out
 
 
 class LLMRole:
@@ -54,11 +72,13 @@ class LLMRole:
         json_mode: bool = False,
         reask: bool = False,
         reply_kind: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> str:
         """One request; returns the reply's answer text with any reasoning removed (a reply
         without reasoning comes back unchanged) and meters the call's usage. ``reply_kind``:
-        the reply the strategy declares for the call (a header; never part of the key)."""
-        headers = {}
+        the reply the strategy declares for the call; ``meta``: which dialogue the call
+        belongs to (:func:`dialogue_headers`). Both are headers, never part of the key."""
+        headers = dict(meta or {})
         if reply_kind is not None:
             headers["X-Lecode-Reply"] = reply_kind
         if json_mode:
@@ -109,12 +129,19 @@ class LLMRole:
         max_reasks: int = 1,
         json_mode: bool = False,
         reply_kind: str | None = None,
+        meta: Mapping[str, str] | None = None,
     ) -> T:
         """Call, parse; on a malformed reply show the model its reply and the re-ask text,
         up to ``max_reasks`` times; then raise :class:`RoleError` (``parse_error``)."""
         template_hash = template.sha256
         reply = await self.call(
-            purpose, template_hash, messages, meter, json_mode=json_mode, reply_kind=reply_kind
+            purpose,
+            template_hash,
+            messages,
+            meter,
+            json_mode=json_mode,
+            reply_kind=reply_kind,
+            meta=meta,
         )
         for attempt in range(max_reasks + 1):
             try:
@@ -140,6 +167,7 @@ class LLMRole:
                     json_mode=json_mode,
                     reask=True,
                     reply_kind=reply_kind,
+                    meta=meta,
                 )
         raise AssertionError("unreachable")
 

@@ -1,8 +1,10 @@
-"""LLM experts: every expert strategy is run here from its declaration
-(:mod:`lecode.strategies`): its calls per turn, its reply format and its confidence gate.
+"""LLM experts: every expert strategy (:mod:`lecode.strategies`) is played here: the strategy
+makes its calls through :class:`ModelAsk`, which sends them to the model, reads the replies
+(the strategy's reply format; its confidence gates) and re-asks malformed ones.
 
 :meth:`LLMExpert.start` creates one dialogue (:class:`LLMExpertDialogue`) holding the state the
-strategy's ``start(case)`` made; the consultation loop asks it for each move. Every strategy
+strategy's ``start(case)`` made; the consultation loop asks it for each move. Every call names
+its dialogue in headers (:func:`~lecode.agents.llm_common.dialogue_headers`). Every strategy
 asks at most ``max_turns`` questions (the loop then sets ``must_advise`` and the strategy's
 forced-advice call is made). A malformed reply is re-asked once; a second malformed reply
 raises :class:`RoleError` (the dialogue stops with ``parse_error``).
@@ -28,11 +30,11 @@ a leading marker is counted (``read_after_preamble``, ``read_anywhere``, ``read_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal, TypeVar, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, get_args
 
 from lecode.agents.base import ExpertMove, UsageMeter
-from lecode.agents.llm_common import LLMRole, Messages
+from lecode.agents.llm_common import LLMRole, Messages, dialogue_headers
 from lecode.config.models import Markers
 from lecode.llm.endpoint import Endpoint
 from lecode.llm.errors import LLMConfigError
@@ -45,12 +47,11 @@ from lecode.llm.parsing import (
     parse_yes_no,
     read_marked_reply,
 )
-from lecode.llm.render import turn_values
 from lecode.llm.templates import PromptTemplate
 from lecode.records import Case, RoleUsage, Turn
 from lecode.strategies import expert_strategy
 from lecode.strategies.calls import Call, Gate
-from lecode.strategies.declarations import ExpertState, ExpertStrategy
+from lecode.strategies.program import DialogueSoFar, ExpertProgram, Move, Values
 
 T = TypeVar("T")
 Unmarked = Literal["reask", "advice", "question"]
@@ -93,7 +94,7 @@ class LLMExpert(LLMRole):
         """``templates``: the strategy's templates by key; ``unmarked``: the model entry's
         policy; ``None`` reads ``llm.spec.unmarked`` when the spec has one, else ``reask``;
         ``markers``: how marked replies are read (the model entry's ``markers``)."""
-        self.declaration: ExpertStrategy = expert_strategy(strategy)
+        self.declaration: ExpertProgram = expert_strategy(strategy)
         super().__init__(name, llm, templates, strategy=strategy, replicate=replicate)
         self.max_turns = max_turns
         self.threshold = threshold
@@ -104,12 +105,12 @@ class LLMExpert(LLMRole):
         self.markers = markers if markers is not None else Markers()
 
     def start(self, case: Case) -> LLMExpertDialogue:
-        return LLMExpertDialogue(self, self.declaration.start(case))
+        return LLMExpertDialogue(self, case, self.declaration.start(case))
 
     def describe(self) -> dict[str, str]:
         out = super().describe()
         out["max_turns"] = str(self.max_turns)
-        if self.declaration.scored:
+        if getattr(self.declaration, "scored", False):
             out["threshold"] = str(self.threshold)
         if not self.json_replies:
             out["unmarked"] = self.unmarked
@@ -118,36 +119,63 @@ class LLMExpert(LLMRole):
 
 
 class LLMExpertDialogue:
-    """One dialogue of an :class:`LLMExpert`: runs the strategy's calls of each turn."""
+    """One dialogue of an :class:`LLMExpert`: plays the strategy with the state its ``start``
+    made, sending each call the strategy makes to the model (:class:`ModelAsk`)."""
 
-    def __init__(self, expert: LLMExpert, state: ExpertState) -> None:
+    def __init__(self, expert: LLMExpert, case: Case, state: Any) -> None:
         self.expert = expert
+        self.case = case
         self.state = state
+        self.id = f"{expert.name}/{expert.strategy}/{expert.replicate}/{case.id}"
 
     async def next_move(
         self, history: Sequence[Turn], *, must_advise: bool, meter: UsageMeter
     ) -> ExpertMove:
-        e, state = self.expert, self.state
-        values = {**turn_values(history, e.max_turns), **state.values}
-        move: ParsedMove | None = None
-        for step in e.declaration.turn_calls(first=not state.opened, forced=must_advise):
-            if isinstance(step, Gate):
-                ready = await self._confident(step, values, meter)
-                move = await self._move(step.advise if ready else step.ask, values, meter)
-            elif step.reply == "text":
-                reply = await self._text(step, values, meter)
-                state.values[e.declaration.opening_value] = reply
-                values[e.declaration.opening_value] = reply
-            else:
-                move = await self._move(step, values, meter)
-        state.opened = True
-        if move is None:
-            raise LLMConfigError(f"expert strategy {e.strategy!r}: a turn made no move")
+        e = self.expert
+        dialogue = DialogueSoFar(tuple(history), e.max_turns, must_advise)
+        meta = dialogue_headers(self.case.id, self.id, dialogue.asked)
+        move = await e.declaration.play(self.state, dialogue, ModelAsk(self, meter, meta))
+        if not isinstance(move, Move):
+            raise LLMConfigError(
+                f"expert strategy {e.strategy!r}: play returned {type(move).__name__}, not a Move"
+            )
         return ExpertMove(kind=move.kind, text=move.text)
 
-    def _prompt(self, call: Call, values: dict[str, object]) -> tuple[PromptTemplate, Messages]:
+
+class ModelAsk:
+    """The ``ask`` of one turn of an LLM expert's dialogue: each call goes to the model,
+    metered in ``meter``, with the dialogue's headers ``meta``."""
+
+    def __init__(
+        self, dialogue: LLMExpertDialogue, meter: UsageMeter, meta: Mapping[str, str]
+    ) -> None:
+        self.expert = dialogue.expert
+        self.meter = meter
+        self.meta = meta
+
+    async def text(self, call: Call, values: Values) -> str:
+        return await self._text(call, values, self.meter)
+
+    async def move(self, call: Call, values: Values) -> Move:
+        if call.reply not in _EXPECT:
+            raise LLMConfigError(
+                f"expert strategy {self.expert.strategy!r}: call {call.purpose!r} replies "
+                f"{call.reply!r}; a move call replies move, question or advice"
+            )
+        parsed = await self._move(call, values, self.meter)
+        return Move(parsed.kind, parsed.text)
+
+    async def ready(self, gate: Gate, values: Values) -> bool:
+        return await self._confident(gate, values, self.meter)
+
+    def _prompt(self, call: Call, values: Values) -> tuple[PromptTemplate, Messages]:
         """The template and messages of ``call``."""
-        template = self.expert.templates[call.template]
+        template = self.expert.templates.get(call.template)
+        if template is None:
+            raise LLMConfigError(
+                f"expert strategy {self.expert.strategy!r}: call {call.purpose!r} names "
+                f"template key {call.template!r}, which its templates do not map"
+            )
         if call.closing is not None:
             closing = template.section(call.closing, **values)
             return template, template.render(**values, closing=closing)
@@ -161,14 +189,16 @@ class LLMExpertDialogue:
             return expect
         return "question" if self.expert.unmarked == "question" else "advice"
 
-    async def _text(self, call: Call, values: dict[str, object], meter: UsageMeter) -> str:
+    async def _text(self, call: Call, values: Values, meter: UsageMeter) -> str:
         """A private free-text call (an opening plan): its reply, stripped."""
         e = self.expert
         template, messages = self._prompt(call, values)
-        reply = await e.call(call.purpose, template.sha256, messages, meter, reply_kind=call.reply)
+        reply = await e.call(
+            call.purpose, template.sha256, messages, meter, reply_kind=call.reply, meta=self.meta
+        )
         return reply.strip()
 
-    async def _move(self, call: Call, values: dict[str, object], meter: UsageMeter) -> ParsedMove:
+    async def _move(self, call: Call, values: Values, meter: UsageMeter) -> ParsedMove:
         e = self.expert
         expect = _EXPECT[call.reply]
         template, messages = self._prompt(call, values)
@@ -216,7 +246,7 @@ class LLMExpertDialogue:
             call, template, messages, parse, meter, reask, expect, json_mode=e.json_replies
         )
 
-    async def _confident(self, gate: Gate, values: dict[str, object], meter: UsageMeter) -> bool:
+    async def _confident(self, gate: Gate, values: Values, meter: UsageMeter) -> bool:
         e = self.expert
         template, messages = self._prompt(gate.call, values)
         reask = e.templates[gate.reask]
@@ -259,4 +289,5 @@ class LLMExpertDialogue:
             max_reasks=1,
             json_mode=json_mode,
             reply_kind=call.reply,
+            meta=self.meta,
         )

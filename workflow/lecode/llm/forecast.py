@@ -4,9 +4,11 @@ The forecast is analytic: every test case (read by the workflow's loader; after
 ``dataset.limit``, chosen as the workflow chooses them, :func:`lecode.shards.select`) is
 simulated on paper with ``questions`` clarifying questions (default: ``simulation.max_turns``,
 the upper bound), using the real prompt templates and case texts for prompt sizes and fixed
-typical lengths for replies. Tokens are estimated as characters x ``tokens_per_char``. Requests
-already in the response store are not subtracted (their keys depend on the replies), so the
-forecast is an upper bound for a rerun.
+typical lengths for replies. The expert's and the client's calls are counted by playing their
+strategies against a counting stand-in for the model (:mod:`lecode.strategies.counting`), so a
+strategy is forecast with exactly the calls it makes, whatever they are. Tokens are estimated
+as characters x ``tokens_per_char``. Requests already in the response store are not subtracted
+(their keys depend on the replies), so the forecast is an upper bound for a rerun.
 
 Prompt caching: each expert and client call resends the growing dialogue, so most of its prompt
 is a prefix the provider has seen, billed at ``price.cached_prompt``. The share of prompt tokens
@@ -18,7 +20,7 @@ the forecast says which it used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,14 +34,16 @@ from lecode.llm.spec import ModelSpec
 from lecode.llm.templates import PromptTemplate, load_strategy
 from lecode.records import Case
 from lecode.shards import select
-from lecode.strategies.calls import Call, Gate
+from lecode.strategies.calls import Call
+from lecode.strategies.counting import (
+    ADVICE_CHARS,
+    ANSWER_CHARS,
+    QUESTION_CHARS,
+    client_calls,
+    expert_calls,
+)
 
-QUESTION_CHARS = 40
-ANSWER_CHARS = 40
-ADVICE_CHARS = 400
 JUDGE_REPLY_CHARS = 600  # per-dimension reasoning, then six scores as JSON
-CONFIDENCE_REPLY_CHARS = 3
-TEXT_REPLY_CHARS = 200  # a private plan
 
 
 @dataclass(frozen=True)
@@ -217,91 +221,46 @@ def forecast(
         return spec
 
     client_spec = spec_of(settings.client.model)
-    client_calls: list[tuple[Call, PromptTemplate]] = []
-    if client_spec is not None:
-        client_t = load_strategy("client", settings.client.strategy)
-        declared = strategies.client_strategy(settings.client.strategy)
-        client_calls = [(c, client_t[c.template]) for c in declared.question_calls()]
+    client_t = load_strategy("client", settings.client.strategy) if client_spec else {}
+    client = strategies.client_strategy(settings.client.strategy) if client_spec else None
     for expert in experts:
         spec = spec_of(expert.model)
+        expert_t = load_strategy("expert", expert.strategy) if spec else {}
         for case in chosen:
-            facts = "\n".join(case.facts)
             if spec is not None:
-                _expert_calls(fc, spec, expert.strategy, case, q, max_turns)
-            if client_spec is not None:
-                for k in range(q):
-                    for _, template in client_calls:
-                        fc.add(
-                            "client",
-                            client_spec,
-                            _chars(
-                                template,
-                                facts=facts,
-                                dialogue=_dialogue(case, k),
-                                question="x" * QUESTION_CHARS,
-                            ),
-                            ANSWER_CHARS,
-                        )
+                program = strategies.expert_strategy(expert.strategy)
+                for c in expert_calls(program, expert_t, case, q, max_turns):
+                    fc.add("expert", spec, c.prompt_chars, c.reply_chars)
+            if client_spec is not None and client is not None:
+                for c in client_calls(client, client_t, case, q):
+                    fc.add("client", client_spec, c.prompt_chars, c.reply_chars)
             _scoring_calls(fc, settings, case, q, spec_of)
     return fc
 
 
-def dialogue_calls(strategy: str, questions: int, max_turns: int) -> list[tuple[int, Call]]:
+def dialogue_calls(
+    strategy: str, questions: int, max_turns: int, case: Case | None = None
+) -> list[tuple[int, Call]]:
     """``(questions asked before it, call)`` of every expert call of a dialogue in which the
-    expert asks ``questions`` questions, in order, as the strategy declares each turn
-    (:meth:`~lecode.strategies.declarations.ExpertStrategy.turn_calls`); a gate is ready on
-    the last turn. Re-asks after malformed replies are not counted."""
-    declared = strategies.expert_strategy(strategy)
-    out: list[tuple[int, Call]] = []
-    for k in range(questions + 1):
-        for step in declared.turn_calls(first=k == 0, forced=k >= max_turns):
-            if isinstance(step, Gate):
-                out += [(k, step.call), (k, step.advise if k == questions else step.ask)]
-            else:
-                out.append((k, step))
-    return out
+    expert asks ``questions`` questions, in order, as playing the strategy makes them
+    (:func:`lecode.strategies.counting.expert_calls`; ``case``: the dialogue's case, default a
+    placeholder); a gate is ready on the last turn. Re-asks after malformed replies are not
+    counted."""
+    program = strategies.expert_strategy(strategy)
+    templates = load_strategy("expert", strategy)
+    counted = expert_calls(program, templates, case or PLACEHOLDER_CASE, questions, max_turns)
+    return [(c.turn, c.call) for c in counted]
 
 
-def _expert_calls(
-    fc: Forecast,
-    spec: ModelSpec,
-    strategy: str,
-    case: Case,
-    q: int,
-    max_turns: int,
-) -> None:
-    opening_value = strategies.expert_strategy(strategy).opening_value
-    t = load_strategy("expert", strategy)
-    extra: dict[str, str] = {}
-    for k, call in dialogue_calls(strategy, q, max_turns):
-        values: dict[str, Any] = {
-            "dialogue": _dialogue(case, k),
-            "asked": k,
-            "remaining": max(0, max_turns - k),
-            "max_turns": max_turns,
-            **extra,
-        }
-        fc.add("expert", spec, _call_chars(t, call, values), _reply_chars(call, k == q))
-        if call.reply == "text":
-            extra[opening_value] = "x" * TEXT_REPLY_CHARS
-
-
-def _reply_chars(call: Call, last: bool) -> int:
-    if call.reply in ("yes_no", "score"):
-        return CONFIDENCE_REPLY_CHARS
-    if call.reply == "text":
-        return TEXT_REPLY_CHARS
-    if call.reply == "advice" or (call.reply == "move" and last):
-        return ADVICE_CHARS
-    return QUESTION_CHARS
-
-
-def _call_chars(t: Mapping[str, PromptTemplate], call: Call, values: dict[str, Any]) -> int:
-    """Characters of one call's prompt, rendered as the expert renders it."""
-    template = t[call.template]
-    if call.closing is not None:
-        return _chars(template, **values, closing=template.section(call.closing, **values))
-    return _chars(template, **values)
+#: The case of :func:`dialogue_calls` when none is given.
+PLACEHOLDER_CASE = Case(
+    id="forecast",
+    initial_query="x" * 40,
+    dialogue=(),
+    facts=("x" * 20,),
+    importance=(1,),
+    suggestion="x" * ADVICE_CHARS,
+)
 
 
 def _scoring_calls(

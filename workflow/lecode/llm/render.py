@@ -57,3 +57,19 @@ def turn_values(history: Sequence[Turn], max_turns: int) -> dict[str, object]:
         "remaining": max(0, max_turns - asked),
         "max_turns": max_turns,
     }
+
+
+def answer_values(
+    facts: Sequence[str], history: Sequence[Turn], question: str
+) -> dict[str, object]:
+    """The template values of a client's answer: the case's ``facts`` (``- fact`` lines), the
+    ``dialogue`` before the question (a last turn that is the question itself is left out: the
+    question is shown on its own) and the ``question``."""
+    shown = list(history)
+    if shown and shown[-1].kind == "question" and shown[-1].text == question:
+        shown = shown[:-1]
+    return {
+        "facts": format_fact_bullets(facts),
+        "dialogue": format_dialogue(shown),
+        "question": one_line(question),
+    }

@@ -1,10 +1,12 @@
-"""The registry of expert and client strategies: one declaration module per strategy.
+"""The registry of expert and client strategies: one module per strategy.
 
-``strategies/<role>/<name>.py`` holds the declaration of strategy ``name`` of ``role``
-(``expert`` or ``client``) in its module-level constant ``STRATEGY``. Everything else derives
-from these declarations: the template map, what the LLM agents do each turn, the forecast's
-calls, the mock endpoint's replies and each simulate job's identity. Adding a strategy means
-adding its template file(s), its declaration module and its tests, nothing else.
+``strategies/<role>/<name>.py`` holds strategy ``name`` of ``role`` (``expert`` or ``client``)
+in its module-level constant ``STRATEGY``: an :class:`~lecode.strategies.program.ExpertProgram`
+or :class:`~lecode.strategies.program.ClientProgram` (code over one dialogue's state; the
+paper's strategies are declarations, :mod:`lecode.strategies.declarations`, played by the same
+interface). Everything else derives from it: the template map, what the LLM agents do each
+turn, the forecast's calls (counted by playing the strategy), and each simulate job's identity.
+Adding a strategy means adding its template file(s), its module and its tests, nothing else.
 
 :func:`names` lists files and imports nothing, so settings can validate strategy names cheaply;
 :func:`get` imports the one module asked for.
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 from lecode.llm.errors import LLMConfigError
 
 if TYPE_CHECKING:
-    from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
+    from lecode.strategies.program import ClientProgram, ExpertProgram
 
 #: The fingerprint adds the digest of the one strategy a job uses (:func:`identity`), not all.
 DISCOVERY = "per_job"
@@ -50,47 +52,68 @@ def module_name(role: str, name: str) -> str:
 
 
 @cache
-def get(role: str, name: str) -> ExpertStrategy | ClientStrategy:
-    """The declaration of ``role`` strategy ``name`` (imports that one module)."""
-    from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
+def get(role: str, name: str) -> ExpertProgram | ClientProgram:
+    """The strategy ``name`` of ``role`` (imports that one module)."""
+    from lecode.strategies.program import ClientProgram, ExpertProgram
 
     module = importlib.import_module(module_name(role, name))
     declared = getattr(module, "STRATEGY", None)
-    kind = ExpertStrategy if role == "expert" else ClientStrategy
-    if not isinstance(declared, kind):
+    kind: type[ExpertProgram] | type[ClientProgram] = (
+        ExpertProgram if role == "expert" else ClientProgram
+    )
+    if not isinstance(declared, (ExpertProgram, ClientProgram)) or not isinstance(declared, kind):
         raise LLMConfigError(
             f"{module.__name__}: STRATEGY must be a {kind.__name__}, not {type(declared).__name__}"
         )
-    if declared.name != name:
+    if getattr(declared, "name", None) != name:
         raise LLMConfigError(
-            f"{module.__name__}: STRATEGY.name is {declared.name!r}; it must be the file name "
-            f"{name!r}"
+            f"{module.__name__}: STRATEGY.name is {getattr(declared, 'name', None)!r}; it must "
+            f"be the file name {name!r}"
         )
     return declared
 
 
-def expert_strategy(name: str) -> ExpertStrategy:
-    """The declaration of expert strategy ``name``."""
-    from lecode.strategies.declarations import ExpertStrategy
+def expert_strategy(name: str) -> ExpertProgram:
+    """Expert strategy ``name``."""
+    from lecode.strategies.program import ExpertProgram
 
     declared = get("expert", name)
-    assert isinstance(declared, ExpertStrategy)
+    assert isinstance(declared, ExpertProgram)
     return declared
 
 
-def client_strategy(name: str) -> ClientStrategy:
-    """The declaration of client strategy ``name``."""
-    from lecode.strategies.declarations import ClientStrategy
+def client_strategy(name: str) -> ClientProgram:
+    """Client strategy ``name``."""
+    from lecode.strategies.program import ClientProgram
 
     declared = get("client", name)
-    assert isinstance(declared, ClientStrategy)
+    assert isinstance(declared, ClientProgram)
     return declared
+
+
+def own_modules(role: str, name: str) -> list[str]:
+    """The code of ``role`` strategy ``name``: its module and the modules of this package it
+    imports, directly or through them (the strategy machinery it builds on, such as
+    :mod:`~lecode.strategies.declarations`, and private helpers ``<role>/_<helper>.py``); not
+    the registry itself, nor another strategy."""
+    from lecode.fingerprint import direct_imports
+
+    module = module_name(role, name)
+    strategy_modules = {f"{__name__}.{r}.{n}" for r in ROLES for n in names(r)}
+    seen, todo = {module}, [module]
+    while todo:
+        for m in direct_imports(todo.pop()):
+            inside = m.startswith(f"{__name__}.") and m not in strategy_modules
+            if inside and m not in seen and m.rsplit(".", 1)[-1] not in ROLES:
+                seen.add(m)
+                todo.append(m)
+    return [module, *sorted(seen - {module})]
 
 
 def identity(role: str, name: str) -> dict[str, str]:
     """What a job running ``role`` strategy ``name`` depends on: ``{"<role>/<file>.txt":
     digest}`` of every prompt template it reads, and ``{"strategy/<role>/<name>": digest}`` of
-    its declaration module's code (normalised: comments and docstrings do not count)."""
+    its own code (:func:`own_modules`; normalised: comments and docstrings do not count)."""
     from lecode.fingerprint import code_digest, digest_files
     from lecode.paths import PROMPTS_DIR
 
@@ -100,5 +123,5 @@ def identity(role: str, name: str) -> dict[str, str]:
     for template in sorted(set(declared.templates.values())):
         path = base / f"{template}.txt"
         out[f"{role}/{path.name}"] = digest_files([path], path.parent)
-    out[f"strategy/{role}/{name}"] = code_digest([module_name(role, name)])
+    out[f"strategy/{role}/{name}"] = code_digest(own_modules(role, name))
     return out

@@ -1,24 +1,31 @@
-"""What a strategy declaration holds: its templates, its calls, and its per-dialogue state.
+"""Declarative strategies: the paper's strategies written as data, played by a thin
+:class:`~lecode.strategies.program.ExpertProgram` / ``ClientProgram`` over their declaration.
 
 An expert turn is a sequence of calls (:meth:`ExpertStrategy.turn_calls`): on the first turn an
 optional ``opening`` call (private: its reply is never shown to the client; it becomes a template
 value of every later call of the dialogue), then either the forced advice, or a confidence
-``gate`` whose answer picks its ``advise`` or ``ask`` call, or the plain ``turn`` call. The LLM
-expert runs these calls, the forecast counts them and the mock endpoint answers each by its
-declared :data:`~lecode.strategies.calls.Reply` kind.
+``gate`` whose answer picks its ``advise`` or ``ask`` call, or the plain ``turn`` call.
+:meth:`ExpertStrategy.play` makes these calls through the ``ask`` it is given, like any other
+strategy; a strategy the vocabulary does not foresee is written as a program of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from lecode.llm.errors import LLMConfigError
 from lecode.records import Case
 from lecode.strategies.calls import Call, Gate
-
-ReplyFormat = Literal["marked", "json"]
+from lecode.strategies.program import (
+    Ask,
+    ClientAsk,
+    ClientProgram,
+    DialogueSoFar,
+    ExpertProgram,
+    Move,
+    ReplyFormat,
+)
 
 
 @dataclass
@@ -32,7 +39,7 @@ class ExpertState:
 
 
 @dataclass(frozen=True)
-class ExpertStrategy:
+class ExpertStrategy(ExpertProgram):
     """An expert strategy: ``templates`` maps a template key (what a :class:`Call` names) to a
     template name under ``workflow/prompts`` (no suffix).
 
@@ -103,6 +110,26 @@ class ExpertStrategy:
         """The state of a new dialogue about ``case``."""
         return ExpertState(case)
 
+    async def play(self, state: ExpertState, dialogue: DialogueSoFar, ask: Ask) -> Move:
+        """This turn's calls (:meth:`turn_calls`), each rendered with the dialogue's values and
+        those the dialogue added (the opening's reply, under ``opening_value``)."""
+        values: dict[str, object] = {**dialogue.values(), **state.values}
+        move: Move | None = None
+        for step in self.turn_calls(first=not state.opened, forced=dialogue.must_advise):
+            if isinstance(step, Gate):
+                ready = await ask.ready(step, values)
+                move = await ask.move(step.advise if ready else step.ask, values)
+            elif step.reply == "text":
+                reply = await ask.text(step, values)
+                state.values[self.opening_value] = reply
+                values[self.opening_value] = reply
+            else:
+                move = await ask.move(step, values)
+        state.opened = True
+        if move is None:
+            raise LLMConfigError(f"expert strategy {self.name!r}: a turn made no move")
+        return move
+
     def turn_calls(self, *, first: bool, forced: bool) -> tuple[Call | Gate, ...]:
         """The calls of one turn, in order; a :class:`Gate` stands for its confidence call
         followed by its ``advise`` call (ready) or its ``ask`` call (not ready)."""
@@ -128,18 +155,20 @@ class ClientState:
 
 
 @dataclass(frozen=True)
-class ClientStrategy:
-    """A client strategy: one ``answer`` call per question, rendered from ``templates``."""
+class ClientStrategy(ClientProgram):
+    """A client strategy: one ``answer`` call per question (:attr:`call`), rendered from
+    ``templates``."""
 
     name: str
     templates: Mapping[str, str]
-    answer: Call = Call("answer", "answer", "answer")
+    #: the one call answering a question
+    call: Call = Call("answer", "answer", "answer")
 
     def __post_init__(self) -> None:
-        if self.answer.template not in self.templates:
+        if self.call.template not in self.templates:
             raise LLMConfigError(
                 f"client strategy {self.name!r}: its answer call names template key "
-                f"{self.answer.template!r}, which its templates do not map"
+                f"{self.call.template!r}, which its templates do not map"
             )
 
     def start(self, case: Case) -> ClientState:
@@ -148,4 +177,10 @@ class ClientStrategy:
 
     def question_calls(self) -> tuple[Call, ...]:
         """The calls answering one question."""
-        return (self.answer,)
+        return (self.call,)
+
+    async def answer(self, state: ClientState, dialogue: DialogueSoFar, ask: ClientAsk) -> str:
+        """One ``answer`` call: the case's facts, the dialogue before the question, the
+        question, and the values the dialogue added."""
+        values = {**dialogue.answer_values(state.case), **state.values}
+        return await ask.answer(self.call, values)

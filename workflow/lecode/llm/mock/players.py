@@ -1,7 +1,11 @@
 """Deterministic role players of the mock endpoint.
 
-They read the prompt renderings of :mod:`lecode.llm.render` and the labels of the prompt
-templates back: the lawyer identifies the case by its initial query and follows its script
+The lawyer and the client learn which case and which turn a request belongs to from the
+request's metadata (the ``X-Lecode-Case`` / ``X-Lecode-Turn`` / ``X-Lecode-Question`` headers
+the LLM roles send, :func:`lecode.agents.llm_common.dialogue_headers`), so they play any
+strategy, whatever its prompts show; a request without them (an older client, a replayed
+record) is read from the prompt renderings of :mod:`lecode.llm.render` instead (the case by its
+initial query, the turn by the ``律师：`` lines). The lawyer follows the case's script
 (:class:`LawyerScript`: the case's facts in a fixed order, with one question the facts cannot
 answer), then advises with the case's reference advice, replying to each call as the kind of
 reply the strategy declares for it (the ``X-Lecode-Reply`` header); the client answers with
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lecode.llm.mock.casedata import CaseText
-from lecode.llm.render import LAWYER_PREFIX
+from lecode.llm.render import LAWYER_PREFIX, one_line
 
 OFF_FACT_QUESTION = "您手里有没有录音、合同原件之类的其他书面证据？"
 #: What the ``client_invents`` fault adds to an answer: no case fact supports it.
@@ -71,12 +75,18 @@ class Players:
         # the case of a prompt does not scan every case (benchmarks/scale.py serves 10,000).
         self._by_head: dict[str, list[int]] = {}
         self._short: list[int] = []  # queries shorter than the key: scanned
+        self._by_id: dict[str, CaseText] = {}
         for i, case in enumerate(self.cases):
+            self._by_id.setdefault(case.id, case)
             q = case.initial_query
             if len(q) >= _KEY_CHARS:
                 self._by_head.setdefault(q[:_KEY_CHARS], []).append(i)
             elif q:
                 self._short.append(i)
+
+    def case_by_id(self, case_id: str) -> CaseText | None:
+        """The first case (in file order) with id ``case_id``."""
+        return self._by_id.get(case_id)
 
     def find_case(self, text: str) -> CaseText | None:
         """The first case (in file order) whose initial query occurs in ``text``."""
@@ -98,14 +108,26 @@ class Players:
         return script
 
     # -- expert ---------------------------------------------------------------------------
-    def expert(self, reply: str, prompt: str, *, json_format: bool, no_marker: bool) -> str:
+    def expert(
+        self,
+        reply: str,
+        prompt: str,
+        *,
+        json_format: bool,
+        no_marker: bool,
+        case_id: str | None = None,
+        turn: int | None = None,
+    ) -> str:
         """The reply of the kind a strategy declared for the call (see
         :data:`lecode.strategies.calls.Reply`): ``yes_no`` / ``score`` say ready once the
         script's questions are asked; ``move`` then advises, else asks the next question;
         ``question`` / ``advice`` make that move; ``text`` is a private plan (the script's
-        questions)."""
-        case = self.find_case(prompt)
-        asked = sum(1 for line in prompt.splitlines() if line.startswith(LAWYER_PREFIX))
+        questions). ``case_id`` / ``turn`` (questions asked so far): from the request's
+        metadata; when absent, read from the prompt."""
+        case = self.case_by_id(case_id) if case_id is not None else self.find_case(prompt)
+        if turn is None:
+            turn = sum(1 for line in prompt.splitlines() if line.startswith(LAWYER_PREFIX))
+        asked = turn
         if case is None:
             script, advice = LawyerScript(()), "请携带相关材料到当地法律援助中心进一步咨询。"
         else:
@@ -140,15 +162,24 @@ class Players:
         invents: bool = False,
         withholds: bool = False,
         contradicts: bool = False,
+        case_id: str | None = None,
+        question: str | None = None,
     ) -> str:
         """The fact the question names, else 不知道; the flags make it misbehave (see
         :mod:`lecode.llm.mock.faults`): ``leaks`` answers with every fact, ``invents`` adds
         :data:`INVENTED`, ``withholds`` says 不知道 to a question naming a fact,
-        ``contradicts`` negates the named fact (没有 + fact)."""
-        question = text_after(prompt, "【律师的问题】")
+        ``contradicts`` negates the named fact (没有 + fact). ``case_id`` / ``question``: from
+        the request's metadata (the case's facts, the question asked); when absent, the facts
+        listed in the prompt and the question after its label."""
+        if question is None:
+            question = text_after(prompt, "【律师的问题】")
         if any(marker in question for marker in TELL_ALL):
             return "这个一下子说不清，您具体想了解哪方面？"
-        facts = [line[2:].strip() for line in prompt.splitlines() if line.startswith("- ")]
+        case = self.case_by_id(case_id) if case_id is not None else None
+        if case is not None:
+            facts = [one_line(f) for f in case.facts]
+        else:
+            facts = [line[2:].strip() for line in prompt.splitlines() if line.startswith("- ")]
         named = next((f for f in facts if f and f in question), None)
         if leaks and facts:
             answer = "；".join(f.rstrip("。；") for f in facts if f) + "。"

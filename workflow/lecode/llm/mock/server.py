@@ -6,8 +6,13 @@ endpoints ``GET /_mock/stats``, ``POST /_mock/config`` (``{"faults": {...}, "lat
 
 The role comes from the ``X-Lecode-Role`` header the LLM layer sends (``X-Lecode-Purpose``,
 ``X-Lecode-Format`` refine it); an expert call's ``X-Lecode-Reply`` names the reply its
-strategy declares for it (a move when absent); request bodies are counted by digest so tests
-can assert which requests reached the endpoint.
+strategy declares for it (a move when absent); ``X-Lecode-Case``, ``X-Lecode-Dialogue``,
+``X-Lecode-Turn`` and ``X-Lecode-Question`` (percent-encoded) say which case, dialogue and
+turn a call belongs to, so the players answer any strategy as the case would be answered.
+Request bodies are counted by digest so tests can assert which requests reached the endpoint;
+the log names each request's case and dialogue, and with ``keep_exchanges`` the mock also keeps
+each request's messages and reply (:meth:`MockServer.exchanges`), so tests group requests by
+dialogue the way the mock does.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -117,8 +123,10 @@ class _State:
         strict_models: bool,
         api_key: str | None,
         shape: ProviderShape | None = None,
+        keep_exchanges: bool = False,
     ) -> None:
         self.players = players
+        self.keep_exchanges = keep_exchanges
         self.shape = shape or ProviderShape()
         self.faults = faults
         self.latency = latency
@@ -141,6 +149,7 @@ class _State:
             self.max_inflight = 0
             self.replies = 0
             self.cache_blocks: dict[str, set[str]] = {}
+            self.exchanges: list[dict[str, Any]] = []
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
@@ -312,16 +321,35 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage_payload(shape.usage, len(prompt_text), len(text), cached),
         }
         if fault is None:
+            entry = {"digest": digest, "role": role, "purpose": purpose, "status": "ok"}
+            entry |= self._dialogue()
             with st.lock:
                 st.ok[role] += 1
                 st.served.append(digest)
-                st.log.append({"digest": digest, "role": role, "purpose": purpose, "status": "ok"})
+                st.log.append(entry)
+                if st.keep_exchanges:
+                    st.exchanges.append({**entry, "messages": messages, "reply": text})
         self._json(200, payload)
 
     def _fault(self, st: _State, role: str, purpose: str, digest: str, kind: str) -> None:
+        entry = {"digest": digest, "role": role, "purpose": purpose, "status": kind}
+        entry |= self._dialogue()
         with st.lock:
             st.fault_counts[kind] += 1
-            st.log.append({"digest": digest, "role": role, "purpose": purpose, "status": kind})
+            st.log.append(entry)
+
+    def _meta(self, name: str) -> str | None:
+        """The decoded ``X-Lecode-<name>`` header, or None when the request has none."""
+        raw = self.headers.get(f"X-Lecode-{name}")
+        return None if raw is None else unquote(raw)
+
+    def _turn(self) -> int | None:
+        raw = self._meta("Turn")
+        return int(raw) if raw is not None and raw.isdigit() else None
+
+    def _dialogue(self) -> dict[str, str]:
+        """The case and dialogue the request names (empty strings when it names none)."""
+        return {"case": self._meta("Case") or "", "dialogue": self._meta("Dialogue") or ""}
 
     def _play(
         self, st: _State, role: str, purpose: str, messages: list[dict[str, Any]], digest: str
@@ -337,6 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
                 main,
                 json_format=self.headers.get("X-Lecode-Format") == "json",
                 no_marker=reply in MOVE_REPLIES and faults.content_fault("no_marker", digest),
+                case_id=self._meta("Case"),
+                turn=self._turn(),
             )
             if reply in MOVE_REPLIES and faults.content_fault("preamble", digest):
                 text = PREAMBLES[text.startswith("建议")] + "\n" + text
@@ -348,6 +378,8 @@ class _Handler(BaseHTTPRequestHandler):
                 invents=faults.content_fault("client_invents", digest),
                 withholds=faults.content_fault("client_withholds", digest),
                 contradicts=faults.content_fault("client_contradicts", digest),
+                case_id=self._meta("Case"),
+                question=self._meta("Question"),
             )
         if role == "matcher":
             return st.players.matcher(
@@ -395,7 +427,10 @@ class MockServer:
         strict_models: bool = False,
         api_key: str | None = None,
         shape: ProviderShape | None = None,
+        keep_exchanges: bool = False,
     ) -> None:
+        """``keep_exchanges``: keep every answered request's messages and reply
+        (:meth:`exchanges`; in this process only)."""
         all_cases = [*cases, *read_cases(case_files)]
         self._state = _State(
             Players(all_cases),
@@ -405,6 +440,7 @@ class MockServer:
             strict_models,
             api_key,
             shape,
+            keep_exchanges,
         )
         self._port = port
         self._server: _Server | None = None
@@ -454,6 +490,12 @@ class MockServer:
 
     def requests_by_role(self) -> dict[str, int]:
         return dict(self._state.stats()["requests"])
+
+    def exchanges(self) -> list[dict[str, Any]]:
+        """Each answered request in order: its log entry (digest, role, purpose, case,
+        dialogue), ``messages`` and ``reply`` (kept only with ``keep_exchanges``)."""
+        with self._state.lock:
+            return list(self._state.exchanges)
 
     def set_faults(
         self,
