@@ -19,8 +19,8 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
-from lecode.llm.mock import MockControl, spawn_mock
 from lecode.llm.runtime import LLMRuntime
+from lecode.mock import MockControl, spawn_mock
 from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
 

@@ -42,8 +42,8 @@ import httpx2
 from common import BENCH_KEY, check_outcomes, mock_endpoint, new_runtime
 from common import simulate_experts as run_harness
 
-from lecode.llm.mock.server import body_digest
 from lecode.llm.store import SEGMENT_GLOB, decode_line
+from lecode.mock.server import body_digest
 
 
 def recorded_requests(store: Path) -> list[tuple[bytes, dict[str, str]]]:

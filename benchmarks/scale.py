@@ -7,7 +7,7 @@ test set's cases replicated with new ids (``scale-00000``...) and their initial 
 distinct (``（编号k）`` in front; otherwise every replica would send the same requests and
 the response store would answer all but the first), and a configuration in which two LLM
 experts (``zero_shot``, ``mediq``), the client, the matcher and the judge are one model entry
-on the mock endpoint (``lecode.llm.mock`` in a child process, ``--latency`` L seconds per call,
+on the mock endpoint (``lecode.mock`` in a child process, ``--latency`` L seconds per call,
 ``--concurrency`` C calls in flight per job), ``--shards`` shards, BERTScore off, the
 reliability study and the judge sentinel off. Then ``snakemake all_tables --cores K``.
 
@@ -51,7 +51,7 @@ if str(REPO) not in sys.path:
 
 from common import stop_process  # noqa: E402  (benchmarks/common.py: the script's own folder)
 
-from lecode.llm.mock import MockControl, spawn_mock  # noqa: E402
+from lecode.mock import MockControl, spawn_mock  # noqa: E402
 from tests.conftest import copy_project  # noqa: E402
 from tests.support.mock_llm import KEY_ENV  # noqa: E402
 

@@ -33,8 +33,8 @@ from lecode.audit import (
     unsupported_sentences,
 )
 from lecode.dataset import load_cases
-from lecode.llm.mock import MockServer
-from lecode.llm.mock.players import INVENTED
+from lecode.mock import MockServer
+from lecode.mock.players import INVENTED
 from lecode.records import Case, Matches, Transcript, Turn, Utterance
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate

@@ -17,7 +17,7 @@ from lecode.corpus.annotate import run as annotate
 from lecode.corpus.annotations import Stage2Annotation, read_records
 from lecode.corpus.plan import STEPS, CorpusPlan
 from lecode.corpus.transcripts import read_transcripts, transcript_files
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from lecode.cli import main
-from lecode.explain import (
+from lecode.recordio import atomic_write_text
+from lecode.report.document import load, load_all
+from lecode.report.explain import (
     ExplainError,
     explain_case,
     explain_cell,
@@ -21,8 +23,6 @@ from lecode.explain import (
     html_summaries,
     row_of,
 )
-from lecode.recordio import atomic_write_text
-from lecode.report.document import load, load_all
 from lecode.report.html import render_html
 from tests.test_provenance import TABLES, build_project
 
@@ -277,8 +277,8 @@ def _hand_run(root: Path) -> Any:
 def test_explain_dispatches_on_the_cells_aggregation(tmp_path: Path) -> None:
     """Named "audit" (a table whose shares are not score means): what is recomputed, and how,
     follows each cell's aggregation, not the table's name."""
-    from lecode.explain import recompute
     from lecode.report.document import Provenance, metrics_document
+    from lecode.report.explain import recompute
     from lecode.report.model import Cell, Row, Table
     from lecode.report.spec import Metric
 
@@ -330,8 +330,8 @@ def test_explain_dispatches_on_the_cells_aggregation(tmp_path: Path) -> None:
 def test_statistics_are_not_recomputed_and_name_the_paper_where_published(
     tmp_path: Path,
 ) -> None:
-    from lecode.explain import recompute
     from lecode.report.document import Provenance, stats_document
+    from lecode.report.explain import recompute
     from lecode.report.model import StatsTable
 
     stats = StatsTable(

@@ -20,11 +20,11 @@ from lecode.agents.llm_matcher import LLMMatcher
 from lecode.dataset import load_cases
 from lecode.llm.endpoint import Completion
 from lecode.llm.errors import LLMConfigError
-from lecode.llm.mock import MockServer
 from lecode.llm.spec import ModelSpec
-from lecode.llm.templates import load_strategy
+from lecode.mock import MockServer
 from lecode.records import Case, Transcript, Turn
 from lecode.simulate import simulate_case
+from lecode.strategies.templates import load_strategy
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 

@@ -1,5 +1,7 @@
-"""Layers of the ``lecode`` package: no import cycles, the LLM layer below the roles, the mock
-endpoint used only by its command, and no test scaffolding in the shipped package.
+"""Layers of the ``lecode`` package: no import cycles between modules nor between the files
+and packages directly under ``lecode`` (so no import climbs from a lower layer back up), the
+LLM layer below the roles, the mock endpoint used only by its command, and no test scaffolding
+in the shipped package.
 
 The import graph is the one the code fingerprints use (:func:`lecode.fingerprint.direct_imports`:
 every ``import`` statement of a module, lazy ones inside functions and ``TYPE_CHECKING`` blocks
@@ -26,14 +28,14 @@ ABOVE_LLM = (
     "lecode.report",
     "lecode.metrics",
     "lecode.scoring",
-    "lecode.explain",
+    "lecode.report.explain",
     "lecode.provenance",
     "lecode.selftest",
     "lecode.cli",
 )
-MOCK = "lecode.llm.mock"
+MOCK = "lecode.mock"
 #: the only modules outside the mock package that may import it: ``lecode mock-server``.
-MOCK_USERS = {"lecode.llm.cli"}
+MOCK_USERS = {"lecode.cli.llm"}
 
 
 def modules() -> list[str]:
@@ -154,6 +156,76 @@ def test_no_import_cycles() -> None:
             problems.append("cycle through lazy imports (not in ALLOWED_LAZY_CYCLES):")
             problems.extend(describe(component, graph))
     assert not problems, "\n".join(problems)
+
+
+def node_of(module: str) -> str:
+    """The file or package directly under ``lecode`` that holds ``module``."""
+    return ".".join(module.split(".")[:2])
+
+
+def node_graph(graph: Mapping[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """The import graph between the files and packages directly under ``lecode`` (every import,
+    lazy and ``TYPE_CHECKING`` ones included)."""
+    out: dict[str, set[str]] = {}
+    for m, deps in graph.items():
+        out.setdefault(node_of(m), set()).update(node_of(d) for d in deps)
+    return {n: frozenset(d - {n}) for n, d in out.items()}
+
+
+def layers(nodes: Mapping[str, frozenset[str]]) -> list[list[str]]:
+    """The nodes by layer: each imports only nodes of the layers below it (the graph must be
+    acyclic)."""
+    level: dict[str, int] = {}
+
+    def depth(n: str) -> int:
+        if n not in level:
+            level[n] = 1 + max((depth(d) for d in nodes.get(n, ())), default=-1)
+        return level[n]
+
+    for n in nodes:
+        depth(n)
+    out: list[list[str]] = [[] for _ in range(max(level.values()) + 1)]
+    for n, k in sorted(level.items()):
+        out[k].append(n)
+    return out
+
+
+def test_files_and_packages_are_layered() -> None:
+    """Between the files and packages of ``lecode`` (a package counts as one), no import runs
+    from a lower layer back up: the graph has no cycle. A failure names the imports of each
+    cycle; move the code they need down, or the importing module up."""
+    graph = import_graph()
+    nodes = node_graph(graph)
+    problems = []
+    for component in cycles(nodes):
+        members = set(component)
+        problems.append("cycle between " + " <-> ".join(component) + ":")
+        examples: dict[tuple[str, str], str] = {}
+        for m, deps in sorted(graph.items()):
+            for d in sorted(deps):
+                a, b = node_of(m), node_of(d)
+                if a in members and b in members and a != b:
+                    examples.setdefault((a, b), f"{m} -> {d}")
+        problems.extend(f"    {a} -> {b} (e.g. {e})" for (a, b), e in sorted(examples.items()))
+    assert not problems, "\n".join(problems)
+    stack = layers(nodes)
+    # the shared records sit at the bottom, the command line at the top
+    assert "lecode.records" in stack[0] and stack[-1] == ["lecode.cli"], stack
+
+
+def test_layering_finds_a_climb_back_up() -> None:
+    graph = {
+        "lecode.a.x": frozenset({"lecode.b"}),
+        "lecode.b": frozenset({"lecode.a.y"}),  # b imports a module of package a: a cycle
+        "lecode.a.y": frozenset(),
+    }
+    nodes = node_graph(graph)
+    assert nodes == {"lecode.a": frozenset({"lecode.b"}), "lecode.b": frozenset({"lecode.a"})}
+    assert cycles(nodes) == [["lecode.a", "lecode.b"]]
+    assert layers({"lecode.a": frozenset({"lecode.b"}), "lecode.b": frozenset()}) == [
+        ["lecode.b"],
+        ["lecode.a"],
+    ]
 
 
 def test_allowed_lazy_cycles_still_exist() -> None:

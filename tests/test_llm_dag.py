@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from lecode.dataset import load_cases
-from lecode.llm.mock import MockControl, spawn_mock
+from lecode.mock import MockControl, spawn_mock
 from lecode.shards import select
 from tests.conftest import copy_project
 from tests.support.mock_llm import KEY_ENV

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import yaml
 
-from lecode.llm.cli import main as llm_main
-from lecode.llm.mock import MockControl, spawn_mock
+from lecode.cli.llm import main as llm_main
+from lecode.mock import MockControl, spawn_mock
 from tests.support.cases import synthetic_cases, write_jsonl
 
 

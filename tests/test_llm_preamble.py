@@ -14,7 +14,7 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from lecode.records import Transcript
 from lecode.simulate import simulate_case
 from tests.conftest import REPO

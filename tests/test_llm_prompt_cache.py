@@ -10,8 +10,8 @@ import pytest
 
 from lecode.config.models import Price
 from lecode.llm.ledger import reported_cached_tokens
-from lecode.llm.mock import MockServer
-from lecode.llm.mock.server import CACHE_BLOCK, ProviderShape, cached_prefix, usage_payload
+from lecode.mock import MockServer
+from lecode.mock.server import CACHE_BLOCK, ProviderShape, cached_prefix, usage_payload
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV
 

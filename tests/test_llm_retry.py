@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lecode.llm.errors import LLMCallError
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 MESSAGES = [{"role": "system", "content": "你是律师。"}, {"role": "user", "content": "你好"}]

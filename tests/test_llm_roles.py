@@ -15,10 +15,10 @@ from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.dataset import load_cases
 from lecode.llm.errors import LLMConfigError
-from lecode.llm.mock import MockServer
-from lecode.llm.templates import template_paths as template_files
+from lecode.mock import MockServer
 from lecode.records import Case, Transcript, Turn
 from lecode.strategies import ROLES, names
+from lecode.strategies.templates import template_paths as template_files
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 

@@ -11,9 +11,9 @@ import pytest
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.llm.errors import LLMCallError, LLMConfigError
-from lecode.llm.mock import MockServer
 from lecode.llm.secrets import redact, register_secret
 from lecode.llm.spec import ModelSpec
+from lecode.mock import MockServer
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lecode.llm.cli import main as llm_main
+from lecode.cli.llm import main as llm_main
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.spec import ModelSpec
 from lecode.llm.vllm import (

@@ -57,7 +57,7 @@ PROBE = """
 import json, sys
 from pathlib import Path
 import lecode
-from lecode.explain import explain_case, explain_cell, find_cell
+from lecode.report.explain import explain_case, explain_cell, find_cell
 from lecode.report.document import load
 from tests.test_provenance import TABLES, build_project
 

@@ -63,7 +63,6 @@ def _tags_used_by_the_report() -> set[str]:
     files = [
         *(PACKAGE / "report").glob("*.py"),
         *(PACKAGE / "steps").glob("*.py"),
-        PACKAGE / "explain.py",
     ]
     used: set[str] = set()
     for path in files:

@@ -305,7 +305,7 @@ def test_dvc_experiments_compare_two_settings(clone: Path) -> None:
 
 @pytest.fixture(scope="module")
 def llm_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
-    from lecode.llm.mock import MockServer
+    from lecode.mock import MockServer
     from tests.support.mock_llm import KEY_ENV
 
     base = tmp_path_factory.mktemp("regen-llm")

@@ -12,8 +12,8 @@ import pytest
 
 from lecode.agents.context import RoleContext
 from lecode.agents.fact_lookup import FactLookupClient
-from lecode.llm.mock import MockServer
 from lecode.llm.parsing import ReplyFormatError
+from lecode.mock import MockServer
 from lecode.records import Case, Utterance
 from lecode.reliability import (
     JUDGE_TEMPLATES,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lecode.config.experiment import Settings
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from lecode.plan import Plan
 from tests.support.mock_llm import KEY_ENV, model_dict
 

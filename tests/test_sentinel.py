@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lecode.config.experiment import Settings
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from lecode.sentinel import agreement, load_anchors, load_stored
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
 from lecode.steps.judge_sentinel import run

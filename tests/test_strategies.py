@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from lecode import strategies
+from lecode.forecast import dialogue_calls
 from lecode.llm.errors import LLMConfigError
-from lecode.llm.forecast import dialogue_calls
 from lecode.llm.templates import PROMPTS_DIR, load_template
 from lecode.strategies.calls import Call, Gate
 from lecode.strategies.declarations import ClientStrategy, ExpertStrategy
@@ -244,8 +244,8 @@ def test_a_strategy_with_a_private_call_every_turn_and_its_own_rendering(
     shows a call the dialogue: the mock still plays each dialogue's own case and turn (from the
     requests' metadata), so the facts it elicits are its case's, in the case's script; the
     forecast counts exactly the calls it makes."""
-    from lecode.llm.mock.casedata import read_cases
-    from lecode.llm.mock.players import LawyerScript
+    from lecode.mock.casedata import read_cases
+    from lecode.mock.players import LawyerScript
 
     project = copy_package(tmp_path / "copy")
     before = tree(project / "workflow")

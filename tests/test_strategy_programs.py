@@ -11,9 +11,8 @@ import pytest
 
 from lecode.agents.llm_common import dialogue_headers
 from lecode.llm.errors import LLMConfigError
-from lecode.llm.mock.casedata import CaseText
-from lecode.llm.mock.players import OFF_FACT_QUESTION, LawyerScript, Players, fact_question
-from lecode.llm.templates import load_strategy
+from lecode.mock.casedata import CaseText
+from lecode.mock.players import OFF_FACT_QUESTION, LawyerScript, Players, fact_question
 from lecode.records import Case
 from lecode.strategies.calls import Call
 from lecode.strategies.counting import (
@@ -32,6 +31,7 @@ from lecode.strategies.program import (
     Move,
     State,
 )
+from lecode.strategies.templates import load_strategy
 
 CASE = Case(
     id="c-1",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lecode.dataset import load_cases
-from lecode.llm.mock import MockServer
+from lecode.mock import MockServer
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, TEST_KEY, model_cfg, runtime, simulate
 from tests.support.strategy_run import stored_requests

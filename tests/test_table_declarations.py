@@ -11,11 +11,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from lecode import explain
 from lecode.metrics import registry
 from lecode.metrics.declaration import Dialogue, Example, MetricDeclaration, example_tools
 from lecode.metrics.registry import get
-from lecode.report import table_registry
+from lecode.report import explain, table_registry
 from lecode.report.document import Provenance, metrics_document
 from lecode.report.grouping import Group, buckets
 from lecode.report.outputs import TableOptions, build_tables, write_tables

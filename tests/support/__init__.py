@@ -2,7 +2,7 @@
 
 - :mod:`tests.support.cases`: synthetic consultations in the LeCoDe schema;
 - :mod:`tests.support.mock_llm`: model entries, runtimes and the consultation loop against the
-  mock endpoint (:mod:`lecode.llm.mock`, which stays in the package: ``lecode mock-server``);
+  mock endpoint (:mod:`lecode.mock`, which stays in the package: ``lecode mock-server``);
 - :mod:`tests/support/vllm_standin.py <tests.support.vllm_standin>`: a stand-in for
   ``vllm serve``, run by path (``python tests/support/vllm_standin.py``) so that it works from
   any working directory.

@@ -1,5 +1,5 @@
 """Helpers for tests and benchmarks that drive LLM roles against the mock endpoint
-(:mod:`lecode.llm.mock`)."""
+(:mod:`lecode.mock`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.config.models import ModelEntry, model_entry
-from lecode.llm.mock import MockServer
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
+from lecode.mock import MockServer
 from lecode.records import Case, Transcript
 
 FAST_RETRY = RetryPolicy(base_delay=0.001, rate_limit_delay=0.001, max_delay=0.01)

@@ -19,9 +19,9 @@ from typing import Any
 
 import lecode
 from lecode.dataset import load_cases
-from lecode.llm.forecast import dialogue_calls
-from lecode.llm.mock import MockServer
+from lecode.forecast import dialogue_calls
 from lecode.llm.store import SEGMENT_GLOB, decode_line
+from lecode.mock import MockServer
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime, simulate
 
 #: the purposes of the private calls the report shows the replies of

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from lecode.llm.mock.server import MockServer
+from lecode.mock.server import MockServer
 
 COMMAND = shlex.join([sys.executable, os.path.abspath(__file__)])
 

@@ -47,7 +47,7 @@ from lecode.report.served import served_by_role
 from lecode.specs import FileRef, ReportSpec, Role, SystemFiles, file_sha256
 
 if TYPE_CHECKING:
-    from lecode.steps.report_inputs import ReportInputs
+    from lecode.report.inputs import ReportInputs
 
 #: Paths whose last commit and uncommitted changes identify the code that produced a table.
 GIT_SCOPE = (

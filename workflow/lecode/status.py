@@ -322,7 +322,7 @@ def running_jobs(root: str | Path = ".") -> list[RunningJob]:
 def system_forecasts(settings: Settings) -> dict[tuple[str, str], float]:
     """``lecode forecast``'s total cost per system: its expert, the client, matcher and judge
     (upper bound)."""
-    from lecode.llm.forecast import forecast
+    from lecode.forecast import forecast
 
     out = {}
     for expert in settings.experts:

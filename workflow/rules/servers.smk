@@ -26,7 +26,7 @@ onstart:
 
 onsuccess:
     if _uses_vllm():
-        from lecode.llm.cli import serve_stop_report
+        from lecode.cli.llm import serve_stop_report
 
         for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)
@@ -35,7 +35,7 @@ onsuccess:
 
 onerror:
     if _uses_vllm():
-        from lecode.llm.cli import serve_stop_report
+        from lecode.cli.llm import serve_stop_report
 
         for line in serve_stop_report(SETTINGS.llm):
             print(f"vLLM server {line}", file=sys.stderr)

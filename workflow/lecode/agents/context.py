@@ -50,7 +50,7 @@ def llm_runtime(ctx: RoleContext, model_name: str) -> LLMRuntime:
 
 def templates(role: str, strategy: str, ctx: RoleContext) -> dict[str, PromptTemplate]:
     from lecode.llm.errors import LLMConfigError
-    from lecode.llm.templates import load_strategy
+    from lecode.strategies.templates import load_strategy
 
     try:
         return load_strategy(role, strategy)

@@ -31,6 +31,7 @@ from lecode.config.sections import (
     SimulationSettings,
     replay_forced,
 )
+from lecode.config.strategy_names import declared_strategies
 from lecode.corpus.settings import CorpusSettings
 
 
@@ -175,9 +176,7 @@ def _setting_path(loc: tuple[Any, ...], data: Any) -> list[str]:
 
 def strategy_names(role: str) -> tuple[str, ...]:
     """The declared LLM strategies of ``role`` (``expert`` or ``client``), by file name."""
-    from lecode import strategies
-
-    return strategies.names(role)
+    return declared_strategies(role)
 
 
 def _strategy_problems(s: Settings) -> Iterable[str]:

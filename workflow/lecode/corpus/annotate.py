@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from lecode.agents.base import RoleError, UsageMeter
 from lecode.agents.context import endpoint
+from lecode.agents.roles import close_context, role_context
 from lecode.corpus import rules
 from lecode.corpus.annotations import (
     RoleAnnotation,
@@ -24,7 +25,6 @@ from lecode.corpus.llm_annotator import LLMAnnotator, annotator_templates
 from lecode.corpus.specs import AnnotateSpec
 from lecode.corpus.transcripts import read_transcripts
 from lecode.llm.errors import LLMCallError
-from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
 In = TypeVar("In")

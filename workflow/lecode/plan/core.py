@@ -56,7 +56,7 @@ def template_hashes(role: str, strategy: str, entry: ModelEntry) -> dict[str, st
 
     if role in strategies.ROLES:
         return strategies.identity(role, strategy)
-    from lecode.llm.templates import template_paths
+    from lecode.strategies.templates import template_paths
 
     files = template_paths(role, strategy)
     return {f"{role}/{p.name}": digest_files([p], p.parent) for p in files}

@@ -19,13 +19,13 @@ from typing import Any
 
 import polars as pl
 
-from lecode.explain import html_summaries
 from lecode.metrics.registry import with_tag
 from lecode.recordio import atomic_write_text
 from lecode.records import Case, Judgement, Matches, Transcript
 from lecode.report import table_registry
 from lecode.report.assets import CSS, JS
 from lecode.report.document import TableDocument, load_all
+from lecode.report.explain import html_summaries
 from lecode.report.figures import FIGURE_CAPTIONS, build_figures, png_bytes
 from lecode.report.fonts import cjk_fonts
 from lecode.report.model import Cell, Row
@@ -215,7 +215,8 @@ def render_html(
 ) -> str:
     """The report page. ``tables`` are the tables' documents (as written by the tables job);
     ``figures`` PNG bytes by name; ``viewer`` from :func:`viewer_data`. With ``provenance``,
-    each number shows its provenance (:func:`lecode.explain.summary_text`) on hover and click."""
+    each number shows its provenance (:func:`lecode.report.explain.summary_text`) on hover and
+    click."""
     tables = tables or {}
     figures = figures or {}
     parts: list[str] = []

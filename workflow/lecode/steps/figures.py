@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from lecode.report.inputs import ReportInputs
 from lecode.specs import FiguresSpec
-from lecode.steps.report_inputs import ReportInputs
 
 log = logging.getLogger("lecode")
 

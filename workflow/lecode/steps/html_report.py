@@ -3,8 +3,8 @@ from their documents, nothing recomputed), the figures, and the transcript viewe
 
 from __future__ import annotations
 
+from lecode.report.inputs import ReportInputs
 from lecode.specs import HtmlSpec
-from lecode.steps.report_inputs import ReportInputs
 
 
 def run(spec: HtmlSpec, *, figures: str, out: str) -> None:

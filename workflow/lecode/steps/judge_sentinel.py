@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 from lecode.agents.context import endpoint, templates
+from lecode.agents.roles import close_context, role_context
 from lecode.llm.errors import failure_summary
 from lecode.recordio import atomic_write_text
 from lecode.sentinel import (
@@ -21,7 +22,6 @@ from lecode.sentinel import (
     load_stored,
 )
 from lecode.specs import SentinelSpec
-from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
 RESULT = "judge_sentinel.json"

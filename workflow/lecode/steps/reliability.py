@@ -9,6 +9,7 @@ from typing import Any
 
 from lecode.agents.base import Client, ClientDialogue, RoleError, UsageMeter
 from lecode.agents.clients import build_client
+from lecode.agents.roles import close_context, role_context
 from lecode.audit import audit_answer, known_answer
 from lecode.llm.errors import LLMCallError
 from lecode.records import Turn
@@ -22,7 +23,6 @@ from lecode.reliability import (
     write_answers,
 )
 from lecode.specs import ReliabilitySpec
-from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
 

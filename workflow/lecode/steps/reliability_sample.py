@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
 from lecode.reliability import (
     WRITER_TEMPLATES,
@@ -15,7 +16,6 @@ from lecode.reliability import (
     writer_items,
 )
 from lecode.specs import ReliabilitySampleSpec
-from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
 

@@ -10,6 +10,7 @@ from lecode import paths
 from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
+from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
 from lecode.failures import of_records, summary
 from lecode.progress import Progress, ledger_usage
@@ -17,7 +18,6 @@ from lecode.recordio import read_cases, write_transcripts
 from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
 from lecode.specs import SimulateSpec
-from lecode.steps.roles import close_context, role_context
 
 log = logging.getLogger("lecode")
 

@@ -8,8 +8,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from lecode.report.inputs import ReportInputs
 from lecode.specs import SystemFiles, TablesSpec
-from lecode.steps.report_inputs import ReportInputs
 
 log = logging.getLogger("lecode")
 

@@ -8,7 +8,8 @@ interface). Everything else derives from it: the template map, what the LLM agen
 turn, the forecast's calls (counted by playing the strategy), and each simulate job's identity.
 Adding a strategy means adding its template file(s), its module and its tests, nothing else.
 
-:func:`names` lists files and imports nothing, so settings can validate strategy names cheaply;
+:func:`names` lists files and imports nothing (:mod:`lecode.config.strategy_names`, which the
+settings use to validate the strategies they name);
 :func:`get` imports the one module asked for.
 """
 
@@ -19,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lecode.config.strategy_names import STRATEGY_ROLES, declared_strategies
 from lecode.llm.errors import LLMConfigError
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 #: The fingerprint adds the digest of the one strategy a job uses (:func:`identity`), not all.
 DISCOVERY = "per_job"
-ROLES: tuple[str, ...] = ("expert", "client")
+ROLES: tuple[str, ...] = STRATEGY_ROLES
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -38,7 +40,8 @@ def _role_dir(role: str) -> Path:
 
 def names(role: str) -> tuple[str, ...]:
     """The declared strategy names of ``role``, sorted (file names; nothing is imported)."""
-    return tuple(sorted(p.stem for p in _role_dir(role).glob("*.py") if not p.stem.startswith("_")))
+    _role_dir(role)
+    return declared_strategies(role)
 
 
 def module_name(role: str, name: str) -> str:

@@ -2,7 +2,7 @@
 strategy makes (so its prompt's length is known), records it, and replies with fixed-length
 text, steering the dialogue to a given number of questions.
 
-This is how the forecast knows what a strategy costs (:mod:`lecode.llm.forecast`): from the
+This is how the forecast knows what a strategy costs (:mod:`lecode.forecast`): from the
 strategy itself, whatever it does, never from a copy of its plan.
 """
 

@@ -22,8 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lecode.llm.mock.casedata import CaseText
 from lecode.llm.render import LAWYER_PREFIX, one_line
+from lecode.mock.casedata import CaseText
 
 OFF_FACT_QUESTION = "您手里有没有录音、合同原件之类的其他书面证据？"
 #: What the ``client_invents`` fault adds to an answer: no case fact supports it.
@@ -166,7 +166,7 @@ class Players:
         question: str | None = None,
     ) -> str:
         """The fact the question names, else 不知道; the flags make it misbehave (see
-        :mod:`lecode.llm.mock.faults`): ``leaks`` answers with every fact, ``invents`` adds
+        :mod:`lecode.mock.faults`): ``leaks`` answers with every fact, ``invents`` adds
         :data:`INVENTED`, ``withholds`` says 不知道 to a question naming a fact,
         ``contradicts`` negates the named fact (没有 + fact). ``case_id`` / ``question``: from
         the request's metadata (the case's facts, the question asked); when absent, the facts

@@ -2,11 +2,11 @@
 with fault injection, for tests and benchmarks (loopback only).
 
 ``MockServer`` runs in a thread of the calling process; ``spawn_mock`` runs it in a child
-process (``python -m lecode.llm.mock``) and ``MockControl`` talks to either over HTTP.
+process (``python -m lecode.mock``) and ``MockControl`` talks to either over HTTP.
 """
 
-from lecode.llm.mock.faults import CONTENT_FAULTS, HTTP_FAULTS, FaultConfig
-from lecode.llm.mock.server import MockControl, MockServer, spawn_mock
+from lecode.mock.faults import CONTENT_FAULTS, HTTP_FAULTS, FaultConfig
+from lecode.mock.server import MockControl, MockServer, spawn_mock
 
 __all__ = [
     "CONTENT_FAULTS",

@@ -8,12 +8,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lecode import explain, rerun_diff, selftest
+from lecode import rerun_diff, selftest
+from lecode.cli import llm as llm_cli
 from lecode.config.base import ParamsFileError, SettingsError
 from lecode.corpus import cli as corpus_cli
 from lecode.dataset import DatasetError, load_cases, split_cases, to_lecode_json, validate_file
-from lecode.llm import cli as llm_cli
 from lecode.recordio import atomic_write_text
+from lecode.report import explain
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from lecode.llm.mock.faults import CONTENT_FAULTS, HTTP_FAULTS
-from lecode.llm.mock.server import USAGE_SHAPES, MockServer, ProviderShape
+from lecode.mock.faults import CONTENT_FAULTS, HTTP_FAULTS
+from lecode.mock.server import USAGE_SHAPES, MockServer, ProviderShape
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

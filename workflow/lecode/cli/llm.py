@@ -22,7 +22,7 @@ from lecode.llm.errors import LLMConfigError
 if TYPE_CHECKING:
     from lecode.config.experiment import Settings
     from lecode.config.sections import LLMSettings
-from lecode.llm.mock import cli as mock_cli
+from lecode.mock import cli as mock_cli
 
 
 def _load_settings(paths: Sequence[str]) -> Settings:
@@ -86,7 +86,7 @@ def serve_stop_report(llm: LLMSettings) -> list[str]:
 
 def cmd_forecast(args: argparse.Namespace) -> int:
     from lecode.config.experiment import Settings
-    from lecode.llm.forecast import forecast
+    from lecode.forecast import forecast
 
     settings = Settings.load(args.params[0], *args.params[1:])
     if not 0.0 <= args.cached_share <= 1.0:

@@ -9,7 +9,7 @@ import json
 from lecode.corpus import rules
 from lecode.corpus.annotations import SPEAKER_ZH
 from lecode.corpus.prompting import read_roles, read_stage1, read_transcript
-from lecode.llm.mock.players import text_after
+from lecode.mock.players import text_after
 
 
 def play_annotator(purpose: str, prompt: str) -> str:

@@ -31,7 +31,7 @@ from lecode.config.models import OpenAIEntry, Price, VLLMEntry
 from lecode.config.roles import ExpertRole
 from lecode.dataset import load_cases
 from lecode.llm.spec import ModelSpec
-from lecode.llm.templates import PromptTemplate, load_strategy
+from lecode.llm.templates import PromptTemplate
 from lecode.records import Case
 from lecode.shards import select
 from lecode.strategies.calls import Call
@@ -42,6 +42,7 @@ from lecode.strategies.counting import (
     client_calls,
     expert_calls,
 )
+from lecode.strategies.templates import load_strategy
 
 JUDGE_REPLY_CHARS = 600  # per-dimension reasoning, then six scores as JSON
 

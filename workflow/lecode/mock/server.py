@@ -34,10 +34,10 @@ from urllib.parse import unquote
 
 import httpx
 
-from lecode.llm.mock.annotator import play_annotator
-from lecode.llm.mock.casedata import CaseText, read_cases
-from lecode.llm.mock.faults import FaultConfig
-from lecode.llm.mock.players import Players
+from lecode.mock.annotator import play_annotator
+from lecode.mock.casedata import CaseText, read_cases
+from lecode.mock.faults import FaultConfig
+from lecode.mock.players import Players
 
 LOOPBACK = "127.0.0.1"
 #: Expert replies that make a move (the ``no_marker`` fault drops their marker).
@@ -568,7 +568,7 @@ def spawn_mock(
     """Run the mock in a child process on a free loopback port; returns (process, base URL).
     ``env`` is the child's whole environment (default: this process's), e.g. with the
     variable that ``--api-key-env`` names."""
-    cmd = [sys.executable, "-m", "lecode.llm.mock", "--port", "0", "--latency", str(latency)]
+    cmd = [sys.executable, "-m", "lecode.mock", "--port", "0", "--latency", str(latency)]
     for path in case_files:
         cmd += ["--data", str(path)]
     for kind, rate in (faults or {}).items():

@@ -19,9 +19,9 @@ move opened by a short phrase before its marker, ``好的，我了解了。`` or
 ``bad_json`` (matcher/judge prose instead of JSON).
 
 Misbehaving client (content faults of the client role, see
-:meth:`lecode.llm.mock.players.Players.client`): ``client_leaks`` (every fact of the case in
+:meth:`lecode.mock.players.Players.client`): ``client_leaks`` (every fact of the case in
 one answer, more than the 3 the protocol allows), ``client_invents`` (an invented sentence no
-fact supports, :data:`~lecode.llm.mock.players.INVENTED`), ``client_withholds`` (不知道 although
+fact supports, :data:`~lecode.mock.players.INVENTED`), ``client_withholds`` (不知道 although
 the question names a fact), ``client_contradicts`` (the named fact negated). ``judge_drift``
 moves every judge score down by 3 (floored at 1).
 """
