@@ -398,10 +398,6 @@ def closure(entry: str) -> tuple[str, ...]:
     return active().closure(entry)
 
 
-def files_of(modules: Iterable[str]) -> list[Path]:
-    return sorted({p for m in modules if (p := module_file(m)) is not None})
-
-
 def code_digest(modules: Iterable[str]) -> str:
     """Normalised digest of the given ``lecode`` modules' files (16 hex)."""
     return active().code_digest(modules)

@@ -29,11 +29,6 @@ def tokenize(text: str, *, punctuation: bool = True) -> list[str]:
     return [t for t in tokens if not is_punctuation(t)]
 
 
-def content_tokens(text: str) -> set[str]:
-    """The set of non-punctuation tokens, used for lexical overlap."""
-    return set(tokenize(text, punctuation=False))
-
-
 class JiebaTokenizer:
     """A tokenizer object in the shape rouge-score's ``RougeScorer(tokenizer=...)`` expects."""
 

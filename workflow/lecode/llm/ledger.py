@@ -20,7 +20,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
@@ -222,12 +222,3 @@ class UsageLedger:
 #: The ledger file's columns: a call record's fields and ``ts``, in sorted order.
 _ROW_FIELDS = tuple(sorted(f.name for f in fields(CallRecord)))
 assert "ts" not in _ROW_FIELDS and sorted([*_ROW_FIELDS, "ts"]) == [*_ROW_FIELDS, "ts"]
-
-
-def sum_usage(usages: Iterable[Mapping[str, RoleUsage]]) -> dict[str, RoleUsage]:
-    """Sum per-role usage dictionaries (e.g. ``Transcript.usage`` of one table cell)."""
-    out: dict[str, RoleUsage] = {}
-    for usage in usages:
-        for role, u in usage.items():
-            out[role] = out.get(role, RoleUsage()) + u
-    return out

@@ -56,10 +56,3 @@ class RedactingFilter(logging.Filter):
         record.msg = redact(message)
         record.args = None
         return True
-
-
-def install_log_redaction(logger_name: str = "lecode") -> None:
-    """Attach the redacting filter to a logger (idempotent)."""
-    logger = logging.getLogger(logger_name)
-    if not any(isinstance(f, RedactingFilter) for f in logger.filters):
-        logger.addFilter(RedactingFilter())

@@ -565,11 +565,6 @@ class ResponseStore:
             part.drop_unreadable(key, f"not a stored response ({type(exc).__name__}: {exc})")
             return None
 
-    def get_record(self, partition: str, key: str) -> dict[str, Any] | None:
-        part = self._partition(partition)
-        body = part.index.find(key)
-        return None if body is None else self._record(part, key, body)
-
     @staticmethod
     def _record(part: _Partition, key: str, body: bytes) -> dict[str, Any] | None:
         try:

@@ -25,7 +25,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -339,8 +338,3 @@ def stop_all(state_dir: str | Path) -> list[str]:
             if stop_server(path.stem, state_dir):
                 stopped.append(path.stem)
     return stopped
-
-
-def python_module_command(module: str) -> list[str]:
-    """A command prefix that runs ``module`` with this interpreter (for stand-ins)."""
-    return [sys.executable, "-m", module]

@@ -31,7 +31,6 @@ from lecode.specs import (
     SimulateSpec,
     SystemFiles,
     TablesSpec,
-    stable_hash,
 )
 
 PAPER_NUMBERS = "data/paper_numbers.csv"
@@ -362,10 +361,6 @@ class CorePlan:
     @cached_property
     def html_spec(self) -> HtmlSpec:
         return self._report(HtmlSpec, tables=self.tables_dir)  # type: ignore[return-value]
-
-    def digest_of_everything(self) -> str:
-        """One name for the whole experiment's results (what the published reports show)."""
-        return stable_hash([self.tables_spec.digest(), self.html_spec.digest()])
 
     def extra_table_dirs(self) -> tuple[str, ...]:
         """Tables built outside the tables job that it copies in: Table 4, the noise report and
