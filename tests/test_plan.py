@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import yaml
 from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.plan import Plan
+from lecode.specs import roles_in
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -138,3 +140,20 @@ def test_spec_json_round_trips_and_keeps_the_digest() -> None:
     again = type(spec).from_json(spec.to_json())
     assert again == spec and again.digest() == spec.digest()
     assert "concurrency" not in str(spec.identity())
+
+
+def test_a_jobs_models_are_the_roles_its_spec_holds() -> None:
+    """What the DAG build checks API keys for: every role of a spec, at any depth, read back
+    from the JSON the rule hands the job."""
+    p = _params()
+    p["judge"] = {"model": "b"}
+    p["replicates"] = {"experts": ["a"], "n": 2, "cases": 2}
+    plan = Plan(Settings.parse(p), paper=REPO / "data/paper_numbers.csv")
+    simulate = plan.simulate_spec("a", "zero_shot")
+    assert [r.name for r in simulate.roles()] == ["a", p["client"]["model"]]
+    assert [r.name for r in roles_in(json.loads(simulate.to_json()))] == ["a", p["client"]["model"]]
+    assert [r.name for r in roles_in(json.loads(plan.judge_spec.to_json()))] == ["b"]
+    replicate = plan.replicate_specs()[0]
+    names = {r.name for r in roles_in(json.loads(replicate.to_json()))}
+    assert names == {"a", p["client"]["model"], p["matcher"]["model"], "b"}
+    assert roles_in(json.loads(plan.shard_spec.to_json())) == []

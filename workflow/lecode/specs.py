@@ -75,6 +75,31 @@ class Role(Section):
         return self.entry.is_llm
 
 
+def roles_in(data: Any) -> list[Role]:
+    """Every role a spec's data holds, at any depth (a replicate's spec holds the simulation's,
+    the matcher's and the judge's): the models a job with that spec calls."""
+    found: list[Role] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, Role):
+            found.append(x)
+        elif isinstance(x, Section):
+            for name in type(x).model_fields:
+                walk(getattr(x, name))
+        elif isinstance(x, dict):
+            if set(x) == set(Role.model_fields):
+                found.append(Role.model_validate(x))
+            else:
+                for v in x.values():
+                    walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+
+    walk(data)
+    return found
+
+
 class LLMRuntimeSpec(Section):
     """How a job reaches LLMs: the store, retries, and every model entry it may need (a LoRA
     entry needs its server's entry). Never part of a digest."""
@@ -110,6 +135,10 @@ class JobSpec(Section):
     @classmethod
     def from_json(cls: type[S], text: str) -> S:
         return cls.model_validate_json(text)
+
+    def roles(self) -> list[Role]:
+        """The roles this job plays (:func:`roles_in`)."""
+        return roles_in(self)
 
 
 class ShardSpec(JobSpec):

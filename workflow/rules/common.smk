@@ -20,6 +20,7 @@ from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.plan import Plan
 from lecode.preflight import check_keys, count_records, preflight
+from lecode.specs import roles_in
 
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
@@ -34,32 +35,12 @@ except SettingsError as exc:
 
 
 def models_of_jobs(jobs):
-    """The model entries the given jobs call (checked for API keys before any job runs)."""
+    """The model entries the given jobs call: the roles their specs hold (checked for API keys
+    before any job runs)."""
     for job in jobs:
-        name = job.rule.name
-        if name == "simulate":
-            yield job.wildcards.expert
-            yield SETTINGS.client.model
-        elif name == "match_facts":
-            yield SETTINGS.matcher.model
-        elif name == "judge_advice" and SETTINGS.judge is not None:
-            yield SETTINGS.judge.model
-        elif name == "reliability":
-            yield job.wildcards.rclient
-            if SETTINGS.reliability.judge is not None:
-                yield SETTINGS.reliability.judge
-        elif name == "reliability_sample" and SETTINGS.reliability.question_writer:
-            yield SETTINGS.reliability.question_writer
-        elif name == "replicate":
-            yield job.wildcards.expert
-            yield SETTINGS.client.model
-            yield SETTINGS.matcher.model
-            if SETTINGS.judge is not None:
-                yield SETTINGS.judge.model
-        elif name == "judge_sentinel" and SETTINGS.judge is not None:
-            yield SETTINGS.judge.model
-        elif name.startswith("corpus_") and SETTINGS.corpus.annotator is not None:
-            yield SETTINGS.corpus.annotator
+        spec = getattr(job.params, "spec", None)
+        if isinstance(spec, str):
+            yield from (role.name for role in roles_in(json.loads(spec)))
 
 
 def refuse_beside_dvc_repro():
