@@ -150,7 +150,7 @@ def test_a_jobs_models_are_the_roles_its_spec_holds() -> None:
     p["replicates"] = {"experts": ["a"], "n": 2, "cases": 2}
     plan = Plan(Settings.parse(p), paper=REPO / "data/paper_numbers.csv")
     simulate = plan.simulate_spec("a", "zero_shot")
-    assert [r.name for r in simulate.roles()] == ["a", p["client"]["model"]]
+    assert [r.name for r in roles_in(simulate)] == ["a", p["client"]["model"]]
     assert [r.name for r in roles_in(json.loads(simulate.to_json()))] == ["a", p["client"]["model"]]
     assert [r.name for r in roles_in(json.loads(plan.judge_spec.to_json()))] == ["b"]
     replicate = plan.replicate_specs()[0]

@@ -136,11 +136,6 @@ class JobSpec(Section):
     def from_json(cls: type[S], text: str) -> S:
         return cls.model_validate_json(text)
 
-    def roles(self) -> list[Role]:
-        """The roles this job plays (:func:`roles_in`)."""
-        return roles_in(self)
-
-
 class ShardSpec(JobSpec):
     step: ClassVar[str] = "shard_dataset"
     test: FileRef
