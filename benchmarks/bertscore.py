@@ -1,6 +1,7 @@
 """BERTScore throughput of the scoring job: pairs per second with 1 and with N threads.
 
-``lecode.metrics.advice.BertScorer`` (the class ``lecode.steps.score_system`` uses, with the
+``lecode.metrics.advice.BertScorer`` (the class ``lecode.evaluation.steps.score_system`` uses,
+with the
 job's ``threads``; torch's intra-op threads are set from it) scores ``--pairs`` pairs of
 advice texts (the sample test set's reference advice, each against another case's, so every
 pair is distinct; lengths as in a real run) with the configured model (``--model``, default

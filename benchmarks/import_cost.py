@@ -1,7 +1,7 @@
 """The fixed cost of every job: the imports of each step, before and after a change.
 
 A Snakemake job of step S runs ``workflow/scripts/S.py``, which imports ``lecode.specs``,
-``lecode.steps.logs`` and ``lecode.steps.S``; ``run()`` then imports more on its path (the LLM
+``lecode.joblog`` and ``lecode.steps.S``; ``run()`` then imports more on its path (the LLM
 roles' modules through the role builders, the response store and endpoint, polars where a
 score file is written). For each step this script imports that list in a fresh interpreter
 (wall seconds from the first import to the last, interpreter start excluded), in the working
@@ -33,38 +33,46 @@ REPO = Path(__file__).resolve().parents[1]
 #: The commit before the import work of "Scale out" (openai, polars, httpx, yaml made lazy).
 BASELINE = "6028b5c"
 
-BASE = ["lecode.specs", "lecode.steps.logs"]
+BASE = ["lecode.specs", "lecode.joblog"]
 #: What each job imports: its script's imports, then what run() imports on its usual path.
 #: LLM roles (simulate, match_facts, judge_advice): the builders' lazy imports of the LLM role
 #: modules and of the runtime (roles.role_context).
 JOB_IMPORTS: dict[str, list[str]] = {
-    "shard_dataset": ["lecode.steps.shard_dataset"],
+    "shard_dataset": ["lecode.evaluation.steps.shard_dataset"],
     "simulate": [
-        "lecode.steps.simulate",
+        "lecode.evaluation.steps.simulate",
         "lecode.agents.llm_expert",
         "lecode.agents.llm_client_sim",
         "lecode.llm.runtime",
     ],
-    "match_facts": ["lecode.steps.match_facts", "lecode.agents.llm_matcher", "lecode.llm.runtime"],
-    "judge_advice": ["lecode.steps.judge_advice", "lecode.agents.llm_judge", "lecode.llm.runtime"],
+    "match_facts": [
+        "lecode.evaluation.steps.match_facts",
+        "lecode.agents.llm_matcher",
+        "lecode.llm.runtime",
+    ],
+    "judge_advice": [
+        "lecode.evaluation.steps.judge_advice",
+        "lecode.agents.llm_judge",
+        "lecode.llm.runtime",
+    ],
     # BERTScore off; write_scores imports polars
     "score_system": [
-        "lecode.steps.score_system",
+        "lecode.evaluation.steps.score_system",
         "lecode.metrics.advice",
         "lecode.scoring",
         "polars",
     ],
-    "aggregate_scores": ["lecode.steps.aggregate_scores"],
+    "aggregate_scores": ["lecode.evaluation.steps.aggregate_scores"],
     "tables": [
-        "lecode.steps.tables",
+        "lecode.report.steps.tables",
         "lecode.audit",
-        "lecode.provenance",
+        "lecode.report.provenance",
         "lecode.report.outputs",
         "lecode.report.document",
         "lecode.report.noise",
     ],
-    "figures": ["lecode.steps.figures", "lecode.report.figures"],
-    "html_report": ["lecode.steps.html_report", "lecode.report.html"],
+    "figures": ["lecode.report.steps.figures", "lecode.report.figures"],
+    "html_report": ["lecode.report.steps.html_report", "lecode.report.html"],
 }
 MAIN = list(JOB_IMPORTS)
 #: The steps that run once per shard and system: most of a large run's jobs.

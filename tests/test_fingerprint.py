@@ -16,11 +16,7 @@ import pytest
 from lecode import fingerprint as fp
 
 REPO = Path(__file__).resolve().parent.parent
-STEPS = sorted(
-    p.stem
-    for p in (REPO / "workflow/lecode/steps").glob("*.py")
-    if (REPO / "workflow/scripts" / p.name).is_file()
-)
+STEPS = sorted(s for s in fp.steps() if (REPO / "workflow/scripts" / f"{s}.py").is_file())
 #: modules whose comments and docstrings must move no step (relative to workflow/lecode)
 QUIET_EDITS = ("config/models.py", "records.py", "llm/templates.py", "metrics/clarification.py")
 CODE_EDIT = b"\n_EDITED_FOR_THE_TEST = 1\n"
@@ -44,7 +40,7 @@ def step_codes(root: Path) -> dict[str, str]:
 
 def closures(root: Path) -> dict[str, set[str]]:
     tree = fp.CodeTree(root)
-    return {s: set(tree.closure(f"lecode.steps.{s}")) for s in STEPS}
+    return {s: set(tree.closure(tree.step_module(s))) for s in STEPS}
 
 
 def edit_docstrings(source: bytes) -> bytes:
@@ -117,15 +113,15 @@ def test_every_step_has_an_entry_module_and_script() -> None:
 
 
 def test_closure_follows_lazy_and_from_imports() -> None:
-    sim = fp.closure("lecode.steps.simulate")
+    sim = fp.closure("lecode.evaluation.steps.simulate")
     # build_expert imports the LLM expert lazily, inside a function
     assert "lecode.agents.llm_expert" in sim
     assert "lecode.agents.retrieval" in sim
     # packages on the way are executed on import and so are covered
-    assert {"lecode", "lecode.agents", "lecode.steps"} <= set(sim)
+    assert {"lecode", "lecode.agents", "lecode.evaluation", "lecode.evaluation.steps"} <= set(sim)
     # the judge is not part of the simulation (its own step)
     assert "lecode.agents.llm_judge" not in sim
-    assert "lecode.agents.llm_judge" in fp.closure("lecode.steps.judge_advice")
+    assert "lecode.agents.llm_judge" in fp.closure("lecode.evaluation.steps.judge_advice")
 
 
 def test_the_installed_tree_is_the_default() -> None:
@@ -198,7 +194,9 @@ def test_a_new_helper_module_is_covered_once_imported(workflow_copy: Path) -> No
     assert step_codes(workflow_copy)["score_system"] == before  # not imported: not covered
     scoring = workflow_copy / "lecode/scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\nfrom lecode import newhelper\n")
-    assert "lecode.newhelper" in fp.CodeTree(workflow_copy).closure("lecode.steps.score_system")
+    assert "lecode.newhelper" in fp.CodeTree(workflow_copy).closure(
+        "lecode.evaluation.steps.score_system"
+    )
 
 
 def test_code_digest_hashes_the_named_modules(workflow_copy: Path) -> None:
@@ -240,7 +238,7 @@ import json, sys
 import lecode.agents.experts as e, lecode.agents.clients as c
 import lecode.agents.matchers as m, lecode.agents.judges as j
 step = sys.argv[1]
-__import__(f"lecode.steps.{step}")
+__import__(f"lecode.evaluation.steps.{step}")
 if step == "simulate":
     import lecode.agents.llm_expert, lecode.agents.retrieval, lecode.agents.human_replay
     import lecode.agents.llm_client_sim, lecode.agents.fact_lookup, lecode.llm.runtime
@@ -260,7 +258,7 @@ if step == "simulate":
     # strategy declarations are loaded by name (the plan adds the one a job uses)
     declared = ("lecode.strategies.expert", "lecode.strategies.client")
     loaded = {m for m in loaded if not m.startswith(declared)}
-    assert loaded <= set(fp.closure("lecode.steps.simulate"))
+    assert loaded <= set(fp.closure("lecode.evaluation.steps.simulate"))
 
 
 # --------------------------------------------------------------------------- discovery

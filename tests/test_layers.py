@@ -24,12 +24,14 @@ ALLOWED_LAZY_CYCLES: dict[frozenset[str], str] = {}
 ABOVE_LLM = (
     "lecode.agents",
     "lecode.simulate",
-    "lecode.steps",
+    "lecode.evaluation",
+    "lecode.noise",
+    "lecode.sentinel",
+    "lecode.reliability",
     "lecode.report",
     "lecode.metrics",
     "lecode.scoring",
     "lecode.report.explain",
-    "lecode.provenance",
     "lecode.selftest",
     "lecode.cli",
 )

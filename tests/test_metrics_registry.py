@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from lecode import selftest
-from lecode.fingerprint import closure
+from lecode.fingerprint import closure, step_module
 from lecode.metrics import registry
 from lecode.metrics.declaration import TAGS, Example, MetricDeclaration, example_tools
 from lecode.metrics.declared.judge import EXAMPLE_SCORES
@@ -60,10 +60,7 @@ def test_a_wrong_compute_function_fails_its_example_in_the_selftest() -> None:
 def _tags_used_by_the_report() -> set[str]:
     """Tags named by a ``with_tag("...")`` call in the report, step and explain modules, and
     by the columns of the declared tables."""
-    files = [
-        *(PACKAGE / "report").glob("*.py"),
-        *(PACKAGE / "steps").glob("*.py"),
-    ]
+    files = [*(PACKAGE / "report").rglob("*.py"), *PACKAGE.glob("*/steps/*.py")]
     used: set[str] = set()
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -277,7 +274,7 @@ SCORE_CODE = ("lecode.metrics.registry", "lecode.score_records", "lecode.score_i
 
 @pytest.mark.parametrize("step", ["shard_dataset", "simulate", "match_facts", "judge_advice"])
 def test_the_steps_before_scoring_import_no_metric_code(step: str) -> None:
-    modules = closure(f"lecode.steps.{step}")
+    modules = closure(step_module(step))
     assert not [m for m in modules if m in SCORE_CODE or m.startswith("lecode.metrics.declared")]
 
 
@@ -286,7 +283,7 @@ def test_every_declaration_module_is_in_the_code_of_the_scoring_and_table_steps(
     declared = {f"lecode.metrics.declared.{f.stem}" for f in files if f.stem != "__init__"}
     assert declared == set(registry.declaration_modules())
     for step in ("score_system", "aggregate_scores", "tables", "figures"):
-        assert declared <= set(closure(f"lecode.steps.{step}")), step
+        assert declared <= set(closure(step_module(step))), step
 
 
 def test_what_each_need_requires() -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from lecode import provenance as prov
 from lecode.config.experiment import Settings
 from lecode.dataset import to_lecode_json
+from lecode.evaluation.steps import aggregate_scores, score_system, shard_dataset
 from lecode.plan import Plan
 from lecode.recordio import (
     atomic_write_text,
@@ -27,12 +27,12 @@ from lecode.recordio import (
 )
 from lecode.records import RoleUsage, Served
 from lecode.report import document
+from lecode.report import provenance as prov
 from lecode.report.document import SCHEMA_VERSION, DocumentError, cell_id, load, load_all
 from lecode.report.render import CSV_COLUMNS
+from lecode.report.steps import tables as tables_step
 from lecode.selftest import DATA_DIR
 from lecode.specs import file_sha256
-from lecode.steps import aggregate_scores, score_system, shard_dataset
-from lecode.steps import tables as tables_step
 
 ROOT = Path(__file__).resolve().parents[1]
 LLM = {

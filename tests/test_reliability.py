@@ -32,10 +32,10 @@ from lecode.reliability import (
     sample_cases,
     writer_items,
 )
+from lecode.reliability.steps.reliability import answer_items
+from lecode.reliability.table4 import paper_rows, table4, table4_document
 from lecode.report.paper import load_paper_numbers
-from lecode.report.table4 import paper_rows, table4, table4_document
 from lecode.stats import ResamplePlan
-from lecode.steps.reliability import answer_items
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,10 +17,10 @@ from lecode.dataset import load_cases
 from lecode.plan import Plan
 from lecode.preflight import preflight
 from lecode.reliability import read_items, writer_context
-from lecode.reliability_hand import HandQuestionsError, hand_items, read_hand_questions
-from lecode.report.table4 import table4
+from lecode.reliability.hand import HandQuestionsError, hand_items, read_hand_questions
+from lecode.reliability.steps.reliability_sample import run as sample_run
+from lecode.reliability.table4 import table4
 from lecode.stats import ResamplePlan
-from lecode.steps.reliability_sample import run as sample_run
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN = REPO / "data/sample/sample_trainset.jsonl"

@@ -93,9 +93,9 @@ def mock(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[MockServer
 
 
 def test_a_replicate_run_resumes_from_its_journal(mock: MockServer, tmp_path: Path) -> None:
+    from lecode.noise.steps.replicate import run
     from lecode.recordio import read_transcripts
     from lecode.score_io import read_scores
-    from lecode.steps.replicate import run
 
     params = _params(mock.url)
     params["llm"] = {"store_dir": str(tmp_path / "responses")}

@@ -15,10 +15,10 @@ import pytest
 
 from lecode.audit import AUDIT_SCHEMA
 from lecode.reliability import ReliabilityAnswer, ReliabilityJudgement
+from lecode.reliability.table4 import table4, table4_document
 from lecode.report.document import write_document
 from lecode.report.outputs import TableOptions, write_tables
 from lecode.report.paper import load_paper_numbers
-from lecode.report.table4 import table4, table4_document
 from lecode.stats import ResamplePlan
 from tests.support.report_demo import make_demo
 

@@ -103,7 +103,7 @@ def test_a_metric_edit_reruns_the_steps_that_hold_it(
     steps = steps_of(data)
     tree = fp.CodeTree(repo / "workflow")
     holders = {
-        s for s in steps if "lecode.metrics.clarification" in tree.closure(f"lecode.steps.{s}")
+        s for s in steps if "lecode.metrics.clarification" in tree.closure(tree.step_module(s))
     }
     # the three systems' scores and what is built from them; the simulation, the matching
     # and the shards are untouched

@@ -147,8 +147,8 @@ def test_one_all_tables_run_trains_publishes_and_then_evaluates(tmp_path: Path) 
 def test_a_simulation_refuses_an_adapter_published_under_other_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from lecode.evaluation.steps.simulate import run
     from lecode.llm.errors import LLMConfigError
-    from lecode.steps.simulate import run
 
     spec = plan(sft_overlay(PUBLISHED)).simulate_spec("direct-sft", "zero_shot")
     expected = spec.expert.adapter.removeprefix("train:")

@@ -35,9 +35,9 @@ from lecode.sft.questions import (
     parse_questions,
     validate,
 )
+from lecode.sft.steps.sft_data import run as run_data
 from lecode.sft.voice import client_voice, fact_question
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, SFTDataSpec
-from lecode.steps.sft_data import run as run_data
 from tests.conftest import raw_case, write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,10 +19,10 @@ pytest.importorskip("peft", reason="optional extra 'sft' not installed: pip inst
 from lecode.config.experiment import Settings  # noqa: E402
 from lecode.config.sections import SFTTrainSettings  # noqa: E402
 from lecode.plan import Plan  # noqa: E402
+from lecode.sft.steps.sft_data import run as run_data  # noqa: E402
+from lecode.sft.steps.sft_train import run as run_train  # noqa: E402
 from lecode.sft.tiny import tiny_model  # noqa: E402
 from lecode.specs import SFTTrainSpec, file_sha256  # noqa: E402
-from lecode.steps.sft_data import run as run_data  # noqa: E402
-from lecode.steps.sft_train import run as run_train  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = 3

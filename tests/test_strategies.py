@@ -283,7 +283,7 @@ def test_the_simulate_step_covers_the_registry_machinery_but_no_declaration() ->
     closure, and the declarative machinery in the identity of the strategies built on it."""
     from lecode.fingerprint import closure
 
-    modules = set(closure("lecode.steps.simulate"))
+    modules = set(closure("lecode.evaluation.steps.simulate"))
     assert {"lecode.strategies", "lecode.strategies.calls", "lecode.strategies.program"} <= (
         modules
     )

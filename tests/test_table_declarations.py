@@ -264,4 +264,4 @@ def test_every_table_module_is_in_the_code_of_the_tables_step() -> None:
 
     declared = set(table_registry.declaration_modules())
     assert {"lecode.report.declared.table3", "lecode.report.declared.paired"} <= declared
-    assert declared <= set(closure("lecode.steps.tables"))
+    assert declared <= set(closure("lecode.report.steps.tables"))

@@ -194,7 +194,7 @@ def test_comments_rerun_nothing_and_a_metric_edit_reruns_the_scoring(project: Pa
     }
     # Table 4 is rendered with the metric declarations when its step imports them
     tree = CodeTree(project / "workflow")
-    if "lecode.metrics.clarification" in tree.closure("lecode.steps.table4"):
+    if "lecode.metrics.clarification" in tree.closure("lecode.reliability.steps.table4"):
         expected["table4_build"] = 1
     assert counts == expected
 

@@ -175,6 +175,7 @@ class CodeTree:
         self._imports: dict[str, frozenset[str]] = {}
         self._closures: dict[str, tuple[str, ...]] = {}
         self._steps: dict[str, str] = {}
+        self._step_modules: dict[str, str] | None = None
 
     def with_files_from(self, other: CodeTree, rels: Iterable[str]) -> CodeTree:
         """This tree with the files ``rels`` (relative to ``workflow/``) as ``other`` has them."""
@@ -335,16 +336,38 @@ class CodeTree:
             rels.append(rel)
         return self.digest(rels)
 
+    def steps(self) -> dict[str, str]:
+        """Every step of the pipeline -> its entry module: a module ``<step>.py`` in the
+        ``steps`` package of the study that declares it (``lecode/<study>/steps/``)."""
+        if self._step_modules is None:
+            found: dict[str, list[str]] = {}
+            for rel in self.python_files(PACKAGE):
+                parts = rel.removesuffix(".py").split("/")
+                if len(parts) >= 3 and parts[-2] == "steps" and parts[-1] != "__init__":
+                    found.setdefault(parts[-1], []).append(".".join(parts))
+            twice = {s: m for s, m in found.items() if len(m) > 1}
+            if twice:
+                raise FingerprintError(f"steps declared twice: {twice}")
+            self._step_modules = {s: m[0] for s, m in sorted(found.items())}
+        return self._step_modules
+
+    def step_module(self, step: str) -> str:
+        """The entry module of step ``step``."""
+        module = self.steps().get(step)
+        if module is None:
+            raise FingerprintError(f"no step {step!r}: no module lecode/<study>/steps/{step}.py")
+        return module
+
     def step_files(self, step: str) -> list[str]:
         """The files of step ``step``'s fingerprint, relative to ``workflow/``."""
-        rels = [r for m in self.closure(f"{PACKAGE}.steps.{step}") if (r := self.module_rel(m))]
+        rels = [r for m in self.closure(self.step_module(step)) if (r := self.module_rel(m))]
         script = f"scripts/{step}.py"
         if self.exists(script):
             rels.append(script)
         return sorted(set(rels))
 
     def step_code(self, step: str) -> str:
-        """Fingerprint of step ``step``: its entry module ``lecode.steps.<step>``'s closure and
+        """Fingerprint of step ``step``: its entry module's closure (:meth:`step_module`) and
         its script ``workflow/scripts/<step>.py``."""
         if step not in self._steps:
             self._steps[step] = self.digest(self.step_files(step))
@@ -405,6 +428,16 @@ def code_digest(modules: Iterable[str]) -> str:
 
 def step_code(step: str) -> str:
     return active().step_code(step)
+
+
+def step_module(step: str) -> str:
+    """The entry module of step ``step`` (``lecode.<study>.steps.<step>``)."""
+    return active().step_module(step)
+
+
+def steps() -> dict[str, str]:
+    """Every step -> its entry module."""
+    return active().steps()
 
 
 MISSING = b"\0missing\0"

@@ -98,7 +98,7 @@ def questions_file_problems(settings: Settings) -> list[str]:
     r = settings.reliability
     if not r.enabled or r.questions_file is None:
         return []
-    from lecode.reliability_hand import HandQuestionsError, read_hand_questions
+    from lecode.reliability.hand import HandQuestionsError, read_hand_questions
 
     try:
         read_hand_questions(r.questions_file, r.questions)

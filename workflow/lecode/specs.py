@@ -136,6 +136,7 @@ class JobSpec(Section):
     def from_json(cls: type[S], text: str) -> S:
         return cls.model_validate_json(text)
 
+
 class ShardSpec(JobSpec):
     step: ClassVar[str] = "shard_dataset"
     test: FileRef

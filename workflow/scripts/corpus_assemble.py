@@ -1,8 +1,8 @@
 """Snakemake script: the reviewed dataset, its split and statistics."""
 
 from lecode.corpus.specs import AssembleSpec
+from lecode.joblog import setup_logging
 from lecode.steps.corpus_assemble import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,8 @@
 """Snakemake script: role identification of one shard of transcripts."""
 
 from lecode.corpus.specs import RolesSpec
+from lecode.joblog import setup_logging
 from lecode.steps.corpus_roles import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,8 @@
 """Snakemake script: stage-2 pre-annotation (query, key facts, advice summary) of one shard."""
 
 from lecode.corpus.specs import Stage2Spec
+from lecode.joblog import setup_logging
 from lecode.steps.corpus_stage2 import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

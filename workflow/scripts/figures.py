@@ -1,9 +1,9 @@
-"""Snakemake script: the figures and their data (see lecode.steps.figures)."""
+"""Snakemake script: the figures and their data (see lecode.report.steps.figures)."""
 
+from lecode.joblog import setup_logging
 from lecode.manifest import write_manifest
+from lecode.report.steps.figures import run
 from lecode.specs import FiguresSpec
-from lecode.steps.figures import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

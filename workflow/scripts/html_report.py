@@ -1,8 +1,8 @@
-"""Snakemake script: the HTML report (see lecode.steps.html_report)."""
+"""Snakemake script: the HTML report (see lecode.report.steps.html_report)."""
 
+from lecode.joblog import setup_logging
+from lecode.report.steps.html_report import run
 from lecode.specs import HtmlSpec
-from lecode.steps.html_report import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

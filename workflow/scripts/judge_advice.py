@@ -1,8 +1,8 @@
-"""Snakemake script: the judge's scores of one shard (see lecode.steps.judge_advice)."""
+"""Snakemake script: the judge's scores of one shard (see lecode.evaluation.steps.judge_advice)."""
 
+from lecode.evaluation.steps.judge_advice import run
+from lecode.joblog import setup_logging
 from lecode.specs import JudgeSpec
-from lecode.steps.judge_advice import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

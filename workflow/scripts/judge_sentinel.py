@@ -1,8 +1,8 @@
-"""Snakemake script: the judge-drift sentinel (see lecode.steps.judge_sentinel)."""
+"""Snakemake script: the judge-drift sentinel (see lecode.sentinel.steps.judge_sentinel)."""
 
+from lecode.joblog import setup_logging
+from lecode.sentinel.steps.judge_sentinel import run
 from lecode.specs import SentinelSpec
-from lecode.steps.judge_sentinel import run
-from lecode.steps.logs import setup_logging
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,9 @@
-"""Snakemake script: facts elicited per question of one shard (see lecode.steps.match_facts)."""
+"""Snakemake script: facts elicited per question of one shard
+(see lecode.evaluation.steps.match_facts)."""
 
+from lecode.evaluation.steps.match_facts import run
+from lecode.joblog import setup_logging
 from lecode.specs import MatchSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.match_facts import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

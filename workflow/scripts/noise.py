@@ -1,9 +1,9 @@
 """Snakemake script: variance decomposition and minimum detectable differences (see
-lecode.steps.noise)."""
+lecode.noise.steps.noise)."""
 
+from lecode.joblog import setup_logging
+from lecode.noise.steps.noise import run
 from lecode.specs import NoiseSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.noise import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

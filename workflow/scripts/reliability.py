@@ -1,9 +1,9 @@
 """Snakemake script: one client model x strategy of the reliability study (see
-lecode.steps.reliability)."""
+lecode.reliability.steps.reliability)."""
 
+from lecode.joblog import setup_logging
+from lecode.reliability.steps.reliability import run
 from lecode.specs import ReliabilitySpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.reliability import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,9 @@
-"""Snakemake script: the reliability study's sample (see lecode.steps.reliability_sample)."""
+"""Snakemake script: the reliability study's sample
+(see lecode.reliability.steps.reliability_sample)."""
 
+from lecode.joblog import setup_logging
+from lecode.reliability.steps.reliability_sample import run
 from lecode.specs import ReliabilitySampleSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.reliability_sample import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,8 @@
-"""Snakemake script: one replicate run of the noise study (see lecode.steps.replicate)."""
+"""Snakemake script: one replicate run of the noise study (see lecode.noise.steps.replicate)."""
 
+from lecode.joblog import setup_logging
+from lecode.noise.steps.replicate import run
 from lecode.specs import ReplicateSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.replicate import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

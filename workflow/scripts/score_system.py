@@ -1,8 +1,9 @@
-"""Snakemake script: per-dialogue scores of one system (see lecode.steps.score_system)."""
+"""Snakemake script: per-dialogue scores of one system
+(see lecode.evaluation.steps.score_system)."""
 
+from lecode.evaluation.steps.score_system import run
+from lecode.joblog import setup_logging
 from lecode.specs import ScoreSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.score_system import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,10 +1,10 @@
-"""Snakemake script: one SFT variant's training data (see lecode.steps.sft_data)."""
+"""Snakemake script: one SFT variant's training data (see lecode.sft.steps.sft_data)."""
 
 from pathlib import Path
 
+from lecode.joblog import setup_logging
+from lecode.sft.steps.sft_data import run
 from lecode.specs import SFTDataSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.sft_data import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,10 +1,10 @@
-"""Snakemake script: LoRA training of one SFT variant (see lecode.steps.sft_train)."""
+"""Snakemake script: LoRA training of one SFT variant (see lecode.sft.steps.sft_train)."""
 
 from pathlib import Path
 
+from lecode.joblog import setup_logging
+from lecode.sft.steps.sft_train import run
 from lecode.specs import SFTTrainSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.sft_train import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

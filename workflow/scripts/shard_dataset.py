@@ -1,8 +1,8 @@
-"""Snakemake script: the test set -> shards (see lecode.steps.shard_dataset)."""
+"""Snakemake script: the test set -> shards (see lecode.evaluation.steps.shard_dataset)."""
 
+from lecode.evaluation.steps.shard_dataset import run
+from lecode.joblog import setup_logging
 from lecode.specs import ShardSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.shard_dataset import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,8 @@
-"""Snakemake script: one shard of consultations (see lecode.steps.simulate)."""
+"""Snakemake script: one shard of consultations (see lecode.evaluation.steps.simulate)."""
 
+from lecode.evaluation.steps.simulate import run
+from lecode.joblog import setup_logging
 from lecode.specs import SimulateSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.simulate import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,8 +1,8 @@
-"""Snakemake script: Table 4, client-simulator reliability (see lecode.steps.table4)."""
+"""Snakemake script: Table 4, client-simulator reliability (see lecode.reliability.steps.table4)."""
 
+from lecode.joblog import setup_logging
+from lecode.reliability.steps.table4 import run
 from lecode.specs import Table4Spec
-from lecode.steps.logs import setup_logging
-from lecode.steps.table4 import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -1,9 +1,9 @@
-"""Snakemake script: every table with its provenance (see lecode.steps.tables)."""
+"""Snakemake script: every table with its provenance (see lecode.report.steps.tables)."""
 
+from lecode.joblog import setup_logging
 from lecode.manifest import write_manifest
+from lecode.report.steps.tables import run
 from lecode.specs import TablesSpec
-from lecode.steps.logs import setup_logging
-from lecode.steps.tables import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -162,7 +162,7 @@ def build_documents(
     Table 2 needs both case lists; the comparison table needs ``paper_numbers``; the usage
     table needs ``usage`` (see :func:`lecode.report.usage.usage_frame`); the client audit and
     robustness tables need ``audit`` (:func:`lecode.audit.audit_frame`). ``provenance`` is the
-    tables job's (:func:`lecode.provenance.table_provenance`); without one the documents name
+    tables job's (:func:`lecode.report.provenance.table_provenance`); without one the documents name
     only the systems' labels and groups.
     """
     settings = settings or TableOptions()

@@ -46,7 +46,7 @@ def make_data(out: Path) -> Path:
     try:
         from lecode.config.experiment import Settings
         from lecode.plan import Plan
-        from lecode.sft.make_data import run
+        from lecode.sft.steps.sft_data import run
 
         spec = Plan(Settings.load(ROOT / "params.yaml")).sft_data_spec("keyfact-e")
         stats = run(spec, out_dir=str(out))

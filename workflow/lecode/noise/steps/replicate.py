@@ -13,12 +13,12 @@ from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
+from lecode.evaluation.steps.judge_advice import judge_dialogue
+from lecode.evaluation.steps.match_facts import match_dialogue
+from lecode.evaluation.steps.simulate import consult
 from lecode.recordio import write_judgements, write_matches, write_transcripts
 from lecode.score_io import write_scores
 from lecode.specs import ReplicateSpec
-from lecode.steps.judge_advice import judge_dialogue
-from lecode.steps.match_facts import match_dialogue
-from lecode.steps.simulate import consult
 
 log = logging.getLogger("lecode")
 

@@ -14,10 +14,10 @@ log = logging.getLogger("lecode")
 
 def run(spec: Table4Spec, *, out_dir: str) -> list[Path]:
     from lecode.reliability import read_answers, read_items
+    from lecode.reliability.table4 import run_info, table4, table4_document
     from lecode.report.document import write_document
     from lecode.report.outputs import TableOptions
     from lecode.report.paper import load_paper_numbers
-    from lecode.report.table4 import run_info, table4, table4_document
 
     settings = TableOptions.from_settings(spec.settings)
     items = read_items(spec.items)

@@ -29,7 +29,7 @@ def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
         "questions": spec.questions,
     }
     if spec.questions_file is not None:
-        from lecode.reliability_hand import hand_items, read_hand_questions
+        from lecode.reliability.hand import hand_items, read_hand_questions
 
         path = spec.questions_file.path
         items = hand_items(

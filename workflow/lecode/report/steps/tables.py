@@ -29,9 +29,9 @@ def not_run_note(systems: Sequence[SystemFiles]) -> str:
 
 def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
     from lecode.audit import audit_all, audit_frame, flagged_answers
-    from lecode.provenance import table_provenance
     from lecode.recordio import atomic_write_text
     from lecode.report.outputs import TableOptions, write_tables
+    from lecode.report.provenance import table_provenance
 
     data = ReportInputs(spec)
     Path(out_dir).mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ fewer remain there, the last ``questions`` clarifying questions of the dialogue,
 rounds before the first of them (at most ``context_rounds``) as context. A configured question
 writer (an LLM) instead writes ``questions`` questions after the first ``context_rounds``
 rounds, seeing the initial query and the context (never the facts). A file of hand-written
-questions (``reliability.questions_file``, :mod:`lecode.reliability_hand`) names the
+questions (``reliability.questions_file``, :mod:`lecode.reliability.hand`) names the
 consultations and their questions, asked after the first ``context_rounds`` rounds, as the
 paper did.
 
@@ -25,8 +25,8 @@ Per answer, four 0/1 values: ``relevance`` and ``factuality`` (the judge), ``aud
 (no unsupported statement and no contradiction) and ``audit_protocol`` (at most 3 facts and no
 withheld 不知道). Per case the mean over its answered questions; a cell is the mean over cases
 x100 with a percentile bootstrap interval over cases; n/N counts cases with a value. Answering
-and auditing live in :mod:`lecode.steps.reliability`, so that the sampling step does not depend
-on the audit's code.
+and auditing live in :mod:`lecode.reliability.steps.reliability`, so that the sampling step
+does not depend on the audit's code.
 """
 
 from __future__ import annotations

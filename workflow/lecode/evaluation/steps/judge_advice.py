@@ -6,11 +6,11 @@ import logging
 
 from lecode.agents.base import Judge, RoleError, UsageMeter
 from lecode.agents.judges import build_judge
+from lecode.evaluation.steps.evaluate_shard import evaluate_shard
 from lecode.llm.errors import LLMCallError
 from lecode.recordio import write_judgements
 from lecode.records import Case, Judgement, Transcript
 from lecode.specs import JudgeSpec
-from lecode.steps.evaluate_shard import evaluate_shard
 
 log = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ import logging
 
 from lecode.agents.base import Matcher, RoleError, UsageMeter
 from lecode.agents.matchers import build_matcher
+from lecode.evaluation.steps.evaluate_shard import evaluate_shard
 from lecode.llm.errors import LLMCallError
 from lecode.recordio import write_matches
 from lecode.records import UNKNOWN_ANSWER, Case, Matches, Transcript
 from lecode.specs import MatchSpec
-from lecode.steps.evaluate_shard import evaluate_shard
 
 log = logging.getLogger(__name__)
 
