@@ -11,7 +11,13 @@
 set -euo pipefail
 source "$(dirname "$0")/image_env.sh"
 ref="${LECODE_IMAGE_REF:-$IMAGE_REF}"
-image_exists "$ref" || { echo "in_image: no image $ref (make image)" >&2; exit 1; }
+# A node without the image loads the archive of `make image-archive` from the project, once.
+archive="$IMAGE_DIR/lecode-$IMAGE_TAG.tar"
+if ! image_exists "$ref" && [ "$ref" = "$IMAGE_REF" ] && [ -s "$archive" ]; then
+  echo "in_image: loading $archive" >&2
+  "$ENGINE" load -q -i "$archive" >&2
+fi
+image_exists "$ref" || { echo "in_image: no image $ref (make image, or make image-archive and copy .image/)" >&2; exit 1; }
 read -r -a run_opts <<<"$(image_run_opts "$ref")"
 env_opts=()
 for var in $(compgen -e | grep '^LECODE_' || true) ${LECODE_IMAGE_ENV:-}; do

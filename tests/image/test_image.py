@@ -3,14 +3,17 @@
 In the image: the self-test; the installed distributions are exactly the lock file's pins plus
 what the Makefile adds to .venv; a job in a checkout imports the checkout's package; and the
 tiny configuration of the workflow test, run by Snakemake in the image with the project copy
-mounted from the host and no network, writes tables (md, csv, tex) and ``metrics.json``
+mounted from the host and no network (``profiles/slurm/image_job.sh``, as a SLURM job on a
+node without .venv runs it), writes tables (md, csv, tex) and ``metrics.json``
 byte-identical to the same run on the host. Provenance JSON records the run (hosts, paths) and
 is not compared."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -101,6 +104,8 @@ def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
     """The tiny configuration's all_tables on the host and in the image, side by side."""
     base = tmp_path_factory.mktemp("image-dag")
     host, contained = tiny_copy(base / "host"), tiny_copy(base / "image")
+    shutil.copytree(REPO / "scripts", contained / "scripts")
+    shutil.copy2(REPO / "requirements.lock", contained / "requirements.lock")
     args = ("all_tables", "--cores", "1", "--configfile", "tiny.yaml")
 
     def on_host() -> subprocess.CompletedProcess[str]:
@@ -109,7 +114,18 @@ def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
         )
 
     def in_the_image() -> subprocess.CompletedProcess[str]:
-        return in_image(contained, "snakemake", *args, network="none", timeout=1200)
+        # as a SLURM job on a node without .venv would: profiles/slurm/image_job.sh, the
+        # image's Snakemake with the local executor, the copy mounted, no network
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LECODE_", "SLURM_"))}
+        env |= {"LECODE_IMAGE_NETWORK": "none", "SLURM_CPUS_PER_TASK": "1"}
+        return subprocess.run(
+            ["bash", "profiles/slurm/image_job.sh", "all_tables", "--configfile", "tiny.yaml"],
+            cwd=contained,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            env=env,
+        )
 
     with ThreadPoolExecutor(2) as pool:
         done = [pool.submit(on_host), pool.submit(in_the_image)]
