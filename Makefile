@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/paper.yaml configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: image image-gpu image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -107,6 +107,11 @@ image:
 # vLLM (requirements-gpu.txt) on top of the image, in /opt/venv-gpu; several GB from the index.
 image-gpu:
 	$(IMAGE_ENV) bash scripts/image_build.sh gpu
+
+# The pods' image of profiles/kubernetes: the image plus the S3 storage plugin (from the index).
+image-kubernetes:
+	$(IMAGE_ENV) IMAGE_BUILD_ARGS="--build-arg K8S_PKGS=$(filter snakemake-storage-plugin-s3==%,$(CLUSTER_PKGS))" \
+		bash scripts/image_build.sh kubernetes
 
 image-tag:
 	@source scripts/image_env.sh && echo $$IMAGE_TAG

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.image
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 COMPARED = (".md", ".csv", ".tex")
+LABEL_FORMAT = '{{index .Labels "io.lecode.lock-digest"}}'
 
 
 def normalized(name: str) -> str:
@@ -83,7 +84,7 @@ def test_the_image_is_labelled_with_the_lock_digest(image: str) -> None:
     engine = image_setting("ENGINE")
     digest = image_setting("LOCK_DIGEST")
     proc = subprocess.run(
-        [engine, "image", "inspect", image, "--format", '{{index .Labels "io.lecode.lock-digest"}}'],
+        [engine, "image", "inspect", image, "--format", LABEL_FORMAT],
         capture_output=True,
         text=True,
         timeout=60,
@@ -138,16 +139,17 @@ def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pa
 def test_the_images_tables_are_byte_identical_to_the_hosts(runs: tuple[Path, Path]) -> None:
     host, contained = runs
     tables = sorted(
-        p.relative_to(host)
-        for p in (host / "reports" / "tables").iterdir()
-        if p.suffix in COMPARED
+        p.relative_to(host) for p in (host / "reports" / "tables").iterdir() if p.suffix in COMPARED
     )
     assert {p.name for p in tables} >= {f"table{n}{e}" for n in (2, 3) for e in COMPARED}
-    assert sorted(
-        p.relative_to(contained)
-        for p in (contained / "reports" / "tables").iterdir()
-        if p.suffix in COMPARED
-    ) == tables
+    assert (
+        sorted(
+            p.relative_to(contained)
+            for p in (contained / "reports" / "tables").iterdir()
+            if p.suffix in COMPARED
+        )
+        == tables
+    )
     for rel in [*tables, Path("reports/metrics.json")]:
         assert (contained / rel).read_bytes() == (host / rel).read_bytes(), rel
 
