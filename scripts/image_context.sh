@@ -29,6 +29,10 @@ if [ ! -f "$stamp" ]; then
   echo "context: $(ls .image/wheels | wc -l) wheels ($(du -sh .image/wheels | cut -f1)) in $((SECONDS - start)) s"
 fi
 
+# the uv binary itself (a PATH entry may be a shim script, e.g. pyenv's)
+is_elf() { [ -f "$1" ] && [ "$(head -c4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 uv="$(command -v uv || true)"
 [ -n "$uv" ] || { python3 -m pip install -q uv && uv="$(command -v uv)"; }
+is_elf "$uv" || uv="$(python3 -c 'import uv; print(uv.find_uv_bin())' 2>/dev/null || true)"
+is_elf "$uv" || { echo "context: no uv executable found (pip install uv)" >&2; exit 1; }
 cmp -s "$uv" .image/bin/uv || cp "$uv" .image/bin/uv

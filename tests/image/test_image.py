@@ -74,6 +74,7 @@ def test_a_job_in_a_checkout_imports_the_checkouts_package(image: str, tmp_path:
     bare = in_image(tmp_path, "python", "-c", code, network="none")
     assert bare.returncode == 0, bare.stderr[-2000:]
     assert bare.stdout.strip().startswith("/opt/venv/lib/python3.11/site-packages/lecode/")
+    (tmp_path / "proj").mkdir()
     project = copy_project(tmp_path / "proj")
     inside = in_image(project, "python", "-c", code, network="none")
     assert inside.returncode == 0, inside.stderr[-2000:]

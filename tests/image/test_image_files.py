@@ -103,6 +103,8 @@ def lint(project: Path) -> str:
 
 @pytest.mark.slow
 def test_lint_finds_no_rule_without_a_container(tmp_path: Path) -> None:
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
     project = copy_project(tmp_path / "with")
     shutil.copy2(REPO / "requirements.lock", project)
     out = lint(project)
