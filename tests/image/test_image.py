@@ -4,7 +4,8 @@ In the image: the self-test; the installed distributions are exactly the lock fi
 what the Makefile adds to .venv; a job in a checkout imports the checkout's package; and the
 tiny configuration of the workflow test, run by Snakemake in the image with the project copy
 mounted from the host and no network (``profiles/slurm/image_job.sh``, as a SLURM job on a
-node without .venv runs it), writes tables (md, csv, tex) and ``metrics.json``
+node without .venv runs it), and by Snakemake's Apptainer deployment through the Snakefile's
+container directive, writes tables (md, csv, tex) and ``metrics.json``
 byte-identical to the same run on the host. Provenance JSON records the run (hosts, paths) and
 is not compared."""
 
@@ -101,44 +102,59 @@ def tiny_copy(dest: Path) -> Path:
     return dest
 
 
+STANDIN = Path(__file__).with_name("apptainer_standin.sh")
+
+
 @pytest.fixture(scope="module")
-def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The tiny configuration's all_tables on the host and in the image, side by side."""
+def runs(image: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The tiny configuration's all_tables three ways, side by side: on the host; in the image
+    as a SLURM job on a node without .venv runs it (profiles/slurm/image_job.sh: the image's
+    Snakemake, the copy mounted, no network); and by the host's Snakemake with
+    ``--software-deployment-method apptainer``, every job in the image through the Snakefile's
+    container directive (an ``apptainer`` stand-in runs them with podman)."""
     base = tmp_path_factory.mktemp("image-dag")
-    host, contained = tiny_copy(base / "host"), tiny_copy(base / "image")
-    shutil.copytree(REPO / "scripts", contained / "scripts")
-    shutil.copy2(REPO / "requirements.lock", contained / "requirements.lock")
+    copies = {name: tiny_copy(base / name) for name in ("host", "image_job", "apptainer")}
+    shutil.copytree(REPO / "scripts", copies["image_job"] / "scripts")
+    for copy in copies.values():
+        shutil.copy2(REPO / "requirements.lock", copy / "requirements.lock")
+    digest = image_setting("LOCK_DIGEST")
+    sif = copies["apptainer"] / ".image" / f"lecode-lock-{digest}.sif"
+    sif.parent.mkdir()
+    sif.write_text(image, encoding="utf-8")
+    standin_bin = base / "bin"
+    standin_bin.mkdir()
+    (standin_bin / "apptainer").symlink_to(STANDIN)
     args = ("all_tables", "--cores", "1", "--configfile", "tiny.yaml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LECODE_", "SLURM_"))}
+    commands = {
+        "host": ([SNAKEMAKE, *args], env),
+        "image_job": (
+            ["bash", "profiles/slurm/image_job.sh", *args[:1], *args[3:]],
+            env | {"LECODE_IMAGE_NETWORK": "none", "SLURM_CPUS_PER_TASK": "1"},
+        ),
+        "apptainer": (
+            [SNAKEMAKE, *args, "--software-deployment-method", "apptainer"],
+            env | {"PATH": f"{standin_bin}{os.pathsep}{env['PATH']}"},
+        ),
+    }
 
-    def on_host() -> subprocess.CompletedProcess[str]:
+    def run(name: str) -> subprocess.CompletedProcess[str]:
+        cmd, cmd_env = commands[name]
         return subprocess.run(
-            [SNAKEMAKE, *args], cwd=host, capture_output=True, text=True, timeout=1200
+            cmd, cwd=copies[name], capture_output=True, text=True, timeout=1500, env=cmd_env
         )
 
-    def in_the_image() -> subprocess.CompletedProcess[str]:
-        # as a SLURM job on a node without .venv would: profiles/slurm/image_job.sh, the
-        # image's Snakemake with the local executor, the copy mounted, no network
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LECODE_", "SLURM_"))}
-        env |= {"LECODE_IMAGE_NETWORK": "none", "SLURM_CPUS_PER_TASK": "1"}
-        return subprocess.run(
-            ["bash", "profiles/slurm/image_job.sh", "all_tables", "--configfile", "tiny.yaml"],
-            cwd=contained,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-            env=env,
-        )
-
-    with ThreadPoolExecutor(2) as pool:
-        done = [pool.submit(on_host), pool.submit(in_the_image)]
-        host_run, image_run = (f.result() for f in done)
-    assert host_run.returncode == 0, host_run.stderr[-4000:]
-    assert image_run.returncode == 0, image_run.stdout[-2000:] + image_run.stderr[-4000:]
-    return host, contained
+    with ThreadPoolExecutor(len(commands)) as pool:
+        done = dict(zip(commands, pool.map(run, commands), strict=True))
+    for name, proc in done.items():
+        assert proc.returncode == 0, (name, proc.stdout[-2000:], proc.stderr[-4000:])
+        (copies[name] / "snakemake.log").write_text(proc.stdout + proc.stderr, "utf-8")
+    return copies
 
 
-def test_the_images_tables_are_byte_identical_to_the_hosts(runs: tuple[Path, Path]) -> None:
-    host, contained = runs
+@pytest.mark.parametrize("way", ["image_job", "apptainer"])
+def test_the_images_tables_are_byte_identical_to_the_hosts(runs: dict[str, Path], way: str) -> None:
+    host, contained = runs["host"], runs[way]
     tables = sorted(
         p.relative_to(host) for p in (host / "reports" / "tables").iterdir() if p.suffix in COMPARED
     )
@@ -155,7 +171,28 @@ def test_the_images_tables_are_byte_identical_to_the_hosts(runs: tuple[Path, Pat
         assert (contained / rel).read_bytes() == (host / rel).read_bytes(), rel
 
 
-def test_the_image_run_wrote_into_the_mounted_results(runs: tuple[Path, Path]) -> None:
-    _, contained = runs
-    (scores,) = (contained / "results" / "aggregate").glob("*/scores.csv")
+def test_the_image_run_wrote_into_the_mounted_results(runs: dict[str, Path]) -> None:
+    (scores,) = (runs["image_job"] / "results" / "aggregate").glob("*/scores.csv")
     assert len(scores.read_text("utf-8").splitlines()) == 1 + 2 * 4  # two systems x four cases
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """Jobs per rule from Snakemake's "Job stats" table."""
+    counts = {}
+    for line in output.split("Job stats:", 1)[1].splitlines()[3:]:
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            break
+        counts[parts[0]] = int(parts[1])
+    counts.pop("total", None)
+    return counts
+
+
+def test_apptainer_deployment_ran_every_job_in_the_image(runs: dict[str, Path], image: str) -> None:
+    """Every job but the target rule's (it has no command) ran through the container
+    directive, in this image."""
+    calls = (runs["apptainer"] / ".apptainer-calls").read_text("utf-8").splitlines()
+    assert all(call.split()[0] == image for call in calls)
+    stats = job_stats((runs["apptainer"] / "snakemake.log").read_text("utf-8"))
+    assert stats.pop("all_tables") == 1
+    assert len(calls) == sum(stats.values()) > 5

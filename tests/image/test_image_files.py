@@ -24,6 +24,7 @@ SCRIPTS = [
     "scripts/in_image.sh",
     "profiles/slurm/image_job.sh",
     ".ci/run",
+    "tests/image/apptainer_standin.sh",
 ]
 CONTAINER_FINDING = "Specify a conda environment or container"
 
