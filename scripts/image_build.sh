@@ -10,17 +10,22 @@ cd "$IMAGE_ROOT"
 target="${1:-cpu}"
 start=$SECONDS
 
-if ! command -v "$ENGINE" >/dev/null || { [ "$ENGINE" = podman ] && ! command -v runc >/dev/null; } \
-  || { [ -z "${IMAGE_BASE:-}" ] && ! command -v debootstrap >/dev/null; }; then
-  if [ "$ENGINE" = podman ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "image: installing podman runc debootstrap"
+# podman with --no-install-recommends lacks the network helper it needs even for host networks
+# (netavark); runc runs the containers here (see image_env.sh).
+if [ "$ENGINE" = podman ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  for pkg in podman runc netavark debootstrap uidmap; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "image: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends podman runc debootstrap uidmap >/dev/null
-  elif ! command -v "$ENGINE" >/dev/null; then
-    echo "image: $ENGINE is missing (Debian: apt-get install podman runc debootstrap)" >&2; exit 1
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
 fi
+command -v "$ENGINE" >/dev/null ||
+  { echo "image: $ENGINE is missing (Debian: apt-get install podman runc netavark debootstrap)" >&2; exit 1; }
 
 base="${IMAGE_BASE:-}"
 if [ -z "$base" ]; then

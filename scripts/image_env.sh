@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Shared by the image scripts (sourced): the engine, the image's name and how to run it.
-#   ENGINE          podman (default where installed) or docker
+#   ENGINE          podman (default) or docker
 #   LECODE_IMAGE_NAME  repository name of the image (default lecode)
 # The tag is the lock file's digest: lock-<first 12 hex of sha256(requirements.lock)>, the same
 # one the Snakefile's container directive names, so a node runs exactly the locked environment.
 IMAGE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 IMAGE_DIR="$IMAGE_ROOT/.image"
-ENGINE="${ENGINE:-$(command -v podman >/dev/null 2>&1 && echo podman || echo docker)}"
+# podman unless only a working Docker engine is there (a docker client alone does not count:
+# `make image` installs podman then)
+if [ -z "${ENGINE:-}" ]; then
+  ENGINE=podman
+  if ! command -v podman >/dev/null 2>&1 && command -v docker >/dev/null 2>&1 &&
+    timeout 10 docker info >/dev/null 2>&1; then
+    ENGINE=docker
+  fi
+fi
 LOCK_DIGEST="$(sha256sum "$IMAGE_ROOT/requirements.lock" | cut -c1-12)"
 IMAGE_TAG="lock-$LOCK_DIGEST"
 IMAGE_NAME="${LECODE_IMAGE_NAME:-lecode}"
