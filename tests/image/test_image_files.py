@@ -38,6 +38,13 @@ def test_the_image_scripts_are_valid_shell(script: str) -> None:
 def test_the_tag_is_the_lock_files_digest() -> None:
     digest = hashlib.sha256((REPO / "requirements.lock").read_bytes()).hexdigest()[:12]
     assert image_setting("IMAGE_TAG") == f"lock-{digest}"
+    make = subprocess.run(
+        ["make", "-s", "image-tag"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert make.stdout.strip() == f"lock-{digest}"
+    # the manual builds names from it as it is
+    for page in ("docs/clusters.md", "profiles/kubernetes/config.yaml"):
+        assert "lock-$(make -s image-tag)" not in (REPO / page).read_text("utf-8"), page
     # the Snakefile's container directive names the same digest
     snakefile = (REPO / "Snakefile").read_text("utf-8")
     assert re.search(r"hashlib\.sha256\(.*\)\.hexdigest\(\)\[:12\]", snakefile)
