@@ -1,28 +1,20 @@
 # lecode: interactive legal consultation evaluation (LeCoDe).
 # dataset -> shards -> transcripts -> matches (+ judgements) -> scores -> tables/figures/report
-import hashlib
-import os
-
 from snakemake.utils import min_version
 
 min_version("9.0")
-
-# Every job's software, for `--software-deployment-method apptainer` (unused otherwise: jobs
-# then run in the current environment): LECODE_IMAGE (e.g. docker://REGISTRY/lecode:lock-<digest>),
-# else the Apptainer image of this lock file that `make image-sif` writes (docs/clusters.md).
-_LOCK = os.path.join(workflow.basedir, "requirements.lock")
-_LOCK_DIGEST = (
-    hashlib.sha256(open(_LOCK, "rb").read()).hexdigest()[:12] if os.path.exists(_LOCK) else "none"
-)
-
-
-container: os.environ.get("LECODE_IMAGE") or f".image/lecode-lock-{_LOCK_DIGEST}.sif"
 
 
 configfile: "params.yaml"
 
 
 include: "workflow/rules/common.smk"
+
+
+# Every job's software under `--software-deployment-method apptainer` (common.smk: IMAGE).
+container: IMAGE
+
+
 include: "workflow/rules/data.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/match.smk"

@@ -45,10 +45,11 @@ def test_the_tag_is_the_lock_files_digest() -> None:
     # the manual builds names from it as it is
     for page in ("docs/clusters.md", "profiles/kubernetes/config.yaml"):
         assert "lock-$(make -s image-tag)" not in (REPO / page).read_text("utf-8"), page
-    # the Snakefile's container directive names the same digest
-    snakefile = (REPO / "Snakefile").read_text("utf-8")
-    assert re.search(r"hashlib\.sha256\(.*\)\.hexdigest\(\)\[:12\]", snakefile)
-    assert 'f".image/lecode-lock-{_LOCK_DIGEST}.sif"' in snakefile
+    # the Snakefile's container directive names the same digest (computed in common.smk)
+    assert re.search(r"^container: IMAGE$", (REPO / "Snakefile").read_text("utf-8"), re.M)
+    common = (REPO / "workflow/rules/common.smk").read_text("utf-8")
+    assert re.search(r"hashlib\.sha256\(.*\)\.hexdigest\(\)\[:12\]", common)
+    assert 'f".image/lecode-lock-{_LOCK_DIGEST}.sif"' in common
 
 
 def copy_sources(containerfile: str) -> list[str]:

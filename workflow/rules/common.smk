@@ -4,6 +4,7 @@
 # each job its spec (params: spec) and nothing else.
 import atexit
 import functools
+import hashlib
 import inspect
 import json
 import os
@@ -21,6 +22,13 @@ from lecode.config.experiment import Settings
 from lecode.plan import Plan
 from lecode.preflight import check_keys, count_records, preflight
 from lecode.specs import roles_in
+
+# Every job's software, for `--software-deployment-method apptainer` (unused otherwise: jobs
+# then run in the current environment): LECODE_IMAGE (e.g. docker://REGISTRY/lecode:lock-<digest>),
+# else the Apptainer image of this lock file that `make image-sif` writes (docs/clusters.md).
+_LOCK = Path(workflow.basedir) / "requirements.lock"
+_LOCK_DIGEST = hashlib.sha256(_LOCK.read_bytes()).hexdigest()[:12] if _LOCK.exists() else "none"
+IMAGE = os.environ.get("LECODE_IMAGE") or f".image/lecode-lock-{_LOCK_DIGEST}.sif"
 
 try:
     SETTINGS = Settings.parse(config, source="params.yaml (with any --configfile)")
