@@ -182,8 +182,9 @@ def test_every_field_records_whether_a_human_changed_it(tmp_path: Path) -> None:
         ("d2", 2, 1, "fact.importance", "deleted"),
         ("d2", 2, 1, "fact.text", "deleted"),
     ]
-    # stage 1: 2 dialogues x 4 rows x 3 fields; stage 2: d1 3 facts x 2 + 3, d2 2 facts x 2 + 3
-    assert len(a.changes) == 24 + 9 + 7
+    # stage 1: 2 dialogues x 4 rows x 3 fields; stage 2: d1 3 facts x 2 + 4, d2 2 facts x 2 + 4
+    # (query, summary, case type, charge type)
+    assert len(a.changes) == 24 + 10 + 8
     assert a.stage2["d1"].facts[2] == KeyFact(text="公司没有提前三十天通知用户", importance=3)
 
 
@@ -261,13 +262,14 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
     assert a_b["advice_rouge_l"] == pytest.approx(17 / 22)
     rows = {
         r["statistic"]: r
-        for r in csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8"))
+        for r in csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8-sig"))
     }
     cols = ("pre-annotation:ann_a", "pre-annotation:ann_b", "ann_a:ann_b", "paper")
     assert [rows["intent_agreement"][c] for c in cols] == ["85.714286", "75.0", "85.714286", "88.0"]
     assert [rows["fact_f1"][c] for c in cols] == ["75.0", "88.888889", "66.666667", "80.0"]
-    # fields changed: A 8 of 40 records, B 5 of 40 (d1 intent, d2 intent, d2 importance, added fact)
-    assert [rows["fields_changed"][c] for c in cols] == ["20.0", "12.5", "", ""]
+    # fields changed: A 8 of 42 records, B 5 of 42 (d1 intent, d2 intent, d2 importance, added
+    # fact)
+    assert [rows["fields_changed"][c] for c in cols] == ["19.047619", "11.904762", "", ""]
     md = (out / "annotation_agreement.md").read_text(encoding="utf-8")
     assert "| Stage 1: intent Cohen's κ | 0.816 | 0.692 | 0.825 | — |" in md
     from lecode.report.document import load_all
@@ -276,8 +278,8 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
     page = render_html(tables=load_all(out), metadata={})  # the HTML report's section
     assert "<h3>Annotation agreement</h3>" in page and "ann_a vs ann_b" in page
     assert "Annotation agreement" in (out / "annotation_agreement.md").read_text(encoding="utf-8")
-    changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8")))
-    assert len(changes) == 80 and sum(c["changed"] == "True" for c in changes) == 13
+    changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8-sig")))
+    assert len(changes) == 84 and sum(c["changed"] == "True" for c in changes) == 13
 
 
 def test_assembly_takes_the_final_reviewer(
@@ -334,9 +336,11 @@ def test_export_step_writes_sheets_sources_and_guidelines(
         out_dir=str(out),
         roles=[str(roles_file)],
     )
-    assert n == 5  # two sheets per dialogue, one source text (d2 has no roles record here)
+    # two sheets per dialogue, one source text (d2 has no roles record here), roles to check
+    assert n == 6
     source = (out / "d1.source.txt").read_text(encoding="utf-8")
     assert "说话人1=用户，说话人2=律师" in source and "[1] 说话人2（律师）：请讲" in source
     assert "intent" in (out / "GUIDELINES.md").read_text(encoding="utf-8")
     rows = list(csv.reader((out / "d2.stage2.csv").open(encoding="utf-8-sig")))
-    assert rows[2] == ["fact", "0", "朋友借了用户一万元", "3"]
+    assert rows[0] == ["field", "row", "text", "importance", "comment"]
+    assert rows[2] == ["fact", "0", "朋友借了用户一万元", "3", ""]

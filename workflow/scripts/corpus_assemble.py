@@ -10,5 +10,6 @@ run(
     AssembleSpec.from_json(sm.params.spec),
     stage1=list(sm.input.stage1),
     stage2=list(sm.input.stage2),
+    roles=list(sm.input.roles),
     out_dir=str(sm.output[0]),
 )

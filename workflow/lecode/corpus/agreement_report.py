@@ -132,5 +132,10 @@ def write_agreement(
         "paper": PAPER_AGREEMENT,
     }
     atomic_write_text(out / "agreement.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-    atomic_write_text(out / "review_changes.csv", ch.getvalue())
+    atomic_write_text(out / "review_changes.csv", "\ufeff" + ch.getvalue())
+    table_csv = out / f"{TABLE}.csv"
+    if table_csv.is_file():  # derived CSVs carry a byte-order mark, like the review sheets
+        text = table_csv.read_text(encoding="utf-8")
+        if not text.startswith("\ufeff"):
+            atomic_write_text(table_csv, "\ufeff" + text)
     return [*written, out / "agreement.json", out / "review_changes.csv"]

@@ -22,7 +22,7 @@ from lecode.corpus.annotations import (
 )
 from lecode.corpus.llm_annotator import LLMAnnotator, annotator_templates
 from lecode.corpus.specs import AnnotateSpec
-from lecode.corpus.transcripts import read_transcripts
+from lecode.corpus.transcripts import DEFAULT_SPEAKER_TAGS, read_transcripts
 from lecode.llm.errors import LLMCallError
 from lecode.steps.roles import close_context, role_context
 
@@ -84,10 +84,19 @@ async def _step(
 ) -> list[Any]:
     what = f"corpus {step} shard {spec.shard}"
     if step == "roles":
-        transcripts = read_transcripts(f.path for f in spec.transcripts)
+        tags = spec.speaker_tags or DEFAULT_SPEAKER_TAGS
+        transcripts = read_transcripts((f.path for f in spec.transcripts), tags)
 
         async def roles(t: Any) -> RoleAnnotation:
-            return await annotator.roles(t, meter) if annotator else rules.identify_roles(t)
+            if annotator:
+                found = await annotator.roles(t, meter)
+                found = found.model_copy(update={"source": t.source})
+            else:
+                found = rules.identify_roles(t, threshold=spec.role_confidence)
+            given = spec.role_overrides.get(t.id)
+            if given is not None:
+                return rules.confirm_roles(found, given, "roles.csv")  # type: ignore[arg-type]
+            return found
 
         return await _each(transcripts, roles, what)
     assert previous is not None

@@ -1,7 +1,7 @@
 """``lecode corpus ...``: checks for the people building a dataset, before a build.
 
 - ``lecode corpus check``: reads every transcript of ``corpus.transcripts`` and every
-  reviewed file of ``corpus.reviewers`` (against the pre-annotation the last ``dataset`` build
+  reviewed file of every reviewer and adjudicator (against the pre-annotation the last ``dataset`` build
   made), listing each problem with file, line and field, and how many fields each reviewer
   changed.
 """
@@ -34,14 +34,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except TranscriptError as exc:
         print(exc)
         status = 1
-    if not plan.corpus.reviewers:
+    if not plan.reviewers and not plan.adjudicators:
         return status
     stage1, stage2 = plan.annotation_files("stage1"), plan.annotation_files("stage2")
     if not all(Path(p).is_file() for p in [*stage1, *stage2]):
-        print("reviews: the pre-annotation of these settings is not built; run the target dataset")
-        return 1
+        print(
+            f"reviews by {[*plan.reviewers, *plan.adjudicators]}: not checked, the "
+            "pre-annotation of these settings is not built; run the target dataset"
+        )
+        return status
     pre1, pre2 = load_pre(stage1, stage2)
-    for reviewer in plan.corpus.reviewers:
+    for reviewer in [*plan.reviewers, *plan.adjudicators]:
         files = plan.reviews_of(reviewer)
         try:
             review = import_review(files, reviewer, pre1, pre2)

@@ -220,10 +220,26 @@ def strip_greetings(text: str) -> str:
 # -- roles --------------------------------------------------------------------------------------
 
 
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」")
+#: A host reading a viewer's message or taking a caller (the lawyer opening the consultation).
+_HOST = ("网友", "留言", "连麦", "直播间", "请讲", "这位朋友", "粉丝", "私信")
+#: Role confidence is margin / (margin + _MARGIN_SCALE): a margin of 1 cue per turn gives 0.5.
+_MARGIN_SCALE = 1.0
+
+
 def lawyer_score(texts: Sequence[str], *, first: bool) -> float:
+    """Cues of the lawyer minus cues of the client per turn; quoted text (a viewer's message
+    read out) does not count for its reader."""
+    texts = [_QUOTED.sub("", t) for t in texts]
     joined = "".join(texts)
     questions = sum(1 for t in texts if _QUESTION.search(t))
-    lawyer = questions + _count(joined, _ADVICE) + joined.count("您") + _count(joined, _VERIFY)
+    lawyer = (
+        questions
+        + _count(joined, _ADVICE)
+        + joined.count("您")
+        + _count(joined, _VERIFY)
+        + 2 * _count(joined, _HOST)
+    )
     client = _count(
         joined,
         (
@@ -244,8 +260,29 @@ def lawyer_score(texts: Sequence[str], *, first: bool) -> float:
     return (lawyer - client) / max(1, len(texts)) - (1.0 if first else 0.0)
 
 
-def identify_roles(transcript: RawTranscript) -> RoleAnnotation:
-    """Roles by lexical cues (module docstring); a single-speaker transcript is an error."""
+def role_confidence(scores: dict[str, float]) -> float:
+    """How far the lawyer's score stands above the next speaker's, in 0..1."""
+    ranked = sorted(scores.values(), reverse=True)
+    margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+    return round(margin / (margin + _MARGIN_SCALE), 3)
+
+
+def role_flags(
+    transcript: RawTranscript, roles: dict[str, Speaker], confidence: float, threshold: float
+) -> tuple[str, ...]:
+    flags = []
+    if confidence < threshold:
+        flags.append(f"role confidence {confidence:.2f} below {threshold:.2f}")
+    if roles[transcript.turns[0].speaker] == "lawyer":
+        flags.append("the lawyer opens the consultation (a host reading a message?)")
+    if sum(1 for r in roles.values() if r == "client") > 1:
+        flags.append("more than one client speaker")
+    return tuple(flags)
+
+
+def identify_roles(transcript: RawTranscript, *, threshold: float = 0.5) -> RoleAnnotation:
+    """Roles by lexical cues (module docstring), with a confidence and the reasons to check
+    them; a single-speaker transcript is an error."""
     speakers = transcript.speakers
     if len(speakers) < 2:
         raise ValueError(
@@ -259,11 +296,38 @@ def identify_roles(transcript: RawTranscript) -> RoleAnnotation:
     }
     lawyer = max(speakers, key=lambda s: (scores[s], -speakers.index(s)))
     roles: dict[str, Speaker] = {s: ("lawyer" if s == lawyer else "client") for s in speakers}
+    confidence = role_confidence(scores)
     return RoleAnnotation(
         id=transcript.id,
         annotator=ANNOTATOR,
         roles=roles,
         turns=tuple((t.speaker, roles[t.speaker], t.text) for t in transcript.turns),
+        confidence=confidence,
+        flags=role_flags(transcript, roles, confidence, threshold),
+        source=transcript.source,
+    )
+
+
+def confirm_roles(record: RoleAnnotation, roles: dict[str, Speaker], who: str) -> RoleAnnotation:
+    """``record`` with the roles a person gave (``<review_dir>/roles.csv``): flags cleared."""
+    unknown = sorted(set(roles) - set(record.roles))
+    missing = sorted(set(record.roles) - set(roles))
+    if unknown or missing:
+        raise ValueError(
+            f"{who}: dialogue {record.id!r}: field 'speaker': "
+            + (f"{unknown} are not speakers of the transcript " if unknown else "")
+            + (f"no role for {missing}" if missing else "")
+        )
+    if "lawyer" not in roles.values() or "client" not in roles.values():
+        raise ValueError(f"{who}: dialogue {record.id!r}: field 'role': need a 律师 and a 用户")
+    return record.model_copy(
+        update={
+            "roles": roles,
+            "turns": tuple((label, roles[label], text) for label, _, text in record.turns),
+            "confidence": 1.0,
+            "flags": (),
+            "confirmed_by": who,
+        }
     )
 
 
@@ -292,9 +356,21 @@ def standardise(roles: RoleAnnotation) -> tuple[list[tuple[Speaker, str]], list[
         edits.append(f"dropped lawyer turn before the client's query: {turns[0][1]}")
         turns.pop(0)
     while turns and turns[-1][0] != "lawyer":
+        if _count(turns[-1][1], _ADVICE) >= 2 and not _FILLER.match(turns[-1][1]):
+            break  # advice in a client turn: the roles may be swapped; kept and flagged
         edits.append(f"dropped client turn after the lawyer's last advice: {turns[-1][1]}")
         turns.pop()
     return turns, edits
+
+
+def advice_flags(turns: Sequence[tuple[Speaker, str]]) -> tuple[str, ...]:
+    """A dialogue ending with a client turn that reads like advice: kept, not rewritten."""
+    if turns and turns[-1][0] == "client":
+        return (
+            "the last turn is a client's and reads like advice (kept; check the roles): "
+            + turns[-1][1][:40],
+        )
+    return ()
 
 
 def _join(a: str, b: str) -> str:
@@ -349,7 +425,13 @@ def stage1(roles: RoleAnnotation) -> Stage1Annotation:
         AnnotatedUtterance(speaker=s, text=t, intent=k)
         for (s, t), k in zip(turns, intents, strict=True)
     )
-    return Stage1Annotation(id=roles.id, annotator=ANNOTATOR, dialogue=dialogue, edits=tuple(edits))
+    return Stage1Annotation(
+        id=roles.id,
+        annotator=ANNOTATOR,
+        dialogue=dialogue,
+        edits=tuple(edits),
+        flags=(*roles.flags, *advice_flags(turns)),
+    )
 
 
 # -- stage 2 ------------------------------------------------------------------------------------

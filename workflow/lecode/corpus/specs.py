@@ -15,6 +15,10 @@ class AnnotateSpec(JobSpec):
 
     shard: str
     transcripts: tuple[FileRef, ...]
+    speaker_tags: tuple[str, ...] = ()
+    role_confidence: float = 0.5
+    #: roles a person gave (``<review_dir>/roles.csv``) for this shard's dialogues
+    role_overrides: dict[str, dict[str, str]] = {}
     annotator: Role | None
     #: ``{template file: digest}`` of the prompts the step sends (empty for the offline rules)
     templates: dict[str, str] = {}
@@ -42,13 +46,17 @@ class ReviewExportSpec(JobSpec):
 
 
 class AssembleSpec(JobSpec):
-    """Reviewed records -> LeCoDe JSONL, split, Table 2 statistics."""
+    """Reviewed records -> LeCoDe JSONL, split, Table 2 statistics. ``reviewers`` in priority
+    order (the final reviewer first); ``adjudicators`` decide where reviewers disagree."""
 
     step: ClassVar[str] = "corpus_assemble"
     pre: str
     final: str | None
     reviews: tuple[FileRef, ...]
     split: CorpusSplit
+    reviewers: tuple[str, ...] = ()
+    adjudicators: tuple[str, ...] = ()
+    rule: str = "priority"
 
 
 class AgreementSpec(JobSpec):
