@@ -1,9 +1,9 @@
 """``lecode corpus ...``: checks for the people building a dataset, before a build.
 
 - ``lecode corpus check``: reads every transcript of ``corpus.transcripts`` and every
-  reviewed file of every reviewer and adjudicator (against the pre-annotation the last ``dataset`` build
-  made), listing each problem with file, line and field, and how many fields each reviewer
-  changed.
+  reviewed file of every reviewer and adjudicator (against the pre-annotation the last
+  ``dataset`` build made), listing each problem with file, line and field, and how many fields
+  each reviewer changed.
 """
 
 from __future__ import annotations
