@@ -186,3 +186,18 @@ def resolve(
         s1[did], s2[did] = r1, r2
         decisions[did] = {"stage1": d1, "stage2": d2}
     return s1, s2, decisions
+
+
+DISAGREEMENTS_FILE = "disagreements.csv"
+
+
+def disagreements_csv(decisions: dict[str, dict[str, Decision]]) -> str:
+    """One row per disputed field: what an adjudicator has to decide (and who did)."""
+    from lecode.corpus.roles_review import bom_csv
+
+    rows: list[tuple[object, ...]] = [("id", "stage", "field", "reviewers", "decided_by", "how")]
+    for did in sorted(decisions):
+        for stage, d in decisions[did].items():
+            for name in d.disputed:
+                rows.append((did, stage, name, ";".join(d.reviewers), d.decided_by, d.how))
+    return bom_csv(rows)

@@ -34,7 +34,13 @@ STEPS: dict[str, type[AnnotateSpec]] = {
 #: The offline annotator's fact matcher threshold (the lexical matcher's default).
 FACT_THRESHOLD = 0.5
 #: What the published dataset directory holds.
-PUBLISHED = ("LeCoDe_trainset.jsonl", "LeCoDe_testset.jsonl", "split.json", "table2.md")
+PUBLISHED = (
+    "LeCoDe_trainset.jsonl",
+    "LeCoDe_testset.jsonl",
+    "split.json",
+    "table2.md",
+    "disagreements.csv",
+)
 AGREEMENT_FILES = ("annotation_agreement.md", "annotation_agreement.csv", "agreement.json")
 
 

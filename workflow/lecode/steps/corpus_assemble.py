@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from lecode.corpus.assemble import assemble
 from lecode.corpus.inputs import load_pre, load_review, load_roles
-from lecode.corpus.merge import resolve
+from lecode.corpus.merge import DISAGREEMENTS_FILE, disagreements_csv, resolve
 from lecode.corpus.specs import AssembleSpec
+from lecode.recordio import atomic_write_text
 
 log = logging.getLogger("lecode")
 
@@ -71,6 +73,7 @@ def run(
             "flags": flags,
         },
     )
+    atomic_write_text(Path(out_dir) / DISAGREEMENTS_FILE, disagreements_csv(decisions))
     log.info(
         "dataset: %d dialogue(s), %d train / %d test (seed %d); reviewed by %s: %d stage 1, "
         "%d stage 2",
