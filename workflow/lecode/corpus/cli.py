@@ -4,6 +4,8 @@
   reviewed file of every reviewer and adjudicator (against the pre-annotation the last
   ``dataset`` build made), listing each problem with file, line and field, and how many fields
   each reviewer changed.
+- ``lecode corpus assign``: gives each dialogue its reviewers per stage (``corpus.assign``),
+  writes ``assignments.csv`` and ``progress.csv`` and prints the progress per annotator.
 """
 
 from __future__ import annotations
@@ -60,6 +62,42 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_assign(args: argparse.Namespace) -> int:
+    from lecode.config.base import SettingsError
+    from lecode.config.experiment import Settings
+    from lecode.corpus.assign import (
+        ASSIGNMENTS_FILE,
+        PROGRESS_FILE,
+        assign,
+        assignments_csv,
+        progress,
+        progress_csv,
+        progress_table,
+    )
+    from lecode.corpus.plan import CorpusPlan
+    from lecode.recordio import atomic_write_text
+
+    try:
+        plan = CorpusPlan(Settings.load(*args.params))
+        plan.check()
+    except SettingsError as exc:
+        print(exc)
+        return 1
+    settings = plan.corpus.assign
+    if not settings.stage1 and not settings.stage2:
+        print("corpus.assign: no annotators under stage1 or stage2")
+        return 1
+    ids = [i for f in plan.files for i in plan.ids[f]]
+    rows = assign(ids, settings)
+    done = progress(rows, plan.corpus.review_dir)
+    out = Path(args.out or plan.corpus.review_export)
+    atomic_write_text(out / ASSIGNMENTS_FILE, assignments_csv(rows))
+    atomic_write_text(out / PROGRESS_FILE, progress_csv(done))
+    print(f"{len(rows)} assignment(s) of {len(ids)} dialogue(s) in {out / ASSIGNMENTS_FILE}")
+    print(progress_table(done), end="")
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add ``corpus`` to the ``lecode`` command's subparsers."""
     p = sub.add_parser("corpus", help="building a dataset from transcripts: checks")
@@ -67,3 +105,9 @@ def register(sub: Any) -> None:
     c = commands.add_parser("check", help="check the transcripts and the reviewed files")
     c.add_argument("--params", action="append", default=None)
     c.set_defaults(func=_cmd_check)
+    a = commands.add_parser(
+        "assign", help="who reviews which dialogue (corpus.assign), and each one's progress"
+    )
+    a.add_argument("--params", action="append", default=None)
+    a.add_argument("--out", default=None, help="folder (default: corpus.review_export)")
+    a.set_defaults(func=_cmd_assign)

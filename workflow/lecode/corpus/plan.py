@@ -221,7 +221,9 @@ class CorpusPlan:
     @cached_property
     def review_export_spec(self) -> ReviewExportSpec:
         return ReviewExportSpec(
-            pre=self.set_digest("stage2"), code=step_code(ReviewExportSpec.step)
+            pre=self.set_digest("stage2"),
+            assign=self.corpus.assign,
+            code=step_code(ReviewExportSpec.step),
         )
 
     @property

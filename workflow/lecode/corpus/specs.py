@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from lecode.config.sections import RougeSettings
-from lecode.corpus.settings import CorpusSplit
+from lecode.corpus.settings import CorpusAssign, CorpusSplit
 from lecode.specs import FileRef, JobSpec, LLMRuntimeSpec, Role
 
 
@@ -43,6 +43,7 @@ class ReviewExportSpec(JobSpec):
 
     step: ClassVar[str] = "corpus_review_export"
     pre: str  # the stage-2 set digest (covers every earlier step)
+    assign: CorpusAssign = CorpusAssign()  # who reviews which dialogue (assignments.csv)
 
 
 class AssembleSpec(JobSpec):

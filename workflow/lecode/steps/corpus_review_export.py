@@ -14,6 +14,7 @@ from lecode.corpus.annotations import (
     read_records,
 )
 from lecode.corpus.inputs import load_pre
+from lecode.corpus.assign import ASSIGNMENTS_FILE, assign, assignments_csv
 from lecode.corpus.review import export_review
 from lecode.corpus.roles_review import CHECK_FILE, roles_to_check
 from lecode.corpus.specs import ReviewExportSpec
@@ -90,6 +91,10 @@ def run(
     check = Path(out_dir) / CHECK_FILE
     atomic_write_text(check, roles_to_check(sorted(role_records, key=lambda r: r.id)))
     written.append(check)
+    if spec.assign.stage1 or spec.assign.stage2:
+        path = Path(out_dir) / ASSIGNMENTS_FILE
+        atomic_write_text(path, assignments_csv(assign(list(pre2), spec.assign)))
+        written.append(path)
     flagged = sorted((i, f) for i, s in pre1.items() for f in s.flags)
     for did, flag in flagged:
         log.warning("dialogue %s: to check: %s", did, flag)
