@@ -13,8 +13,8 @@ from lecode.corpus.annotations import (
     Stage1Annotation,
     read_records,
 )
-from lecode.corpus.inputs import load_pre
 from lecode.corpus.assign import ASSIGNMENTS_FILE, assign, assignments_csv
+from lecode.corpus.inputs import load_pre
 from lecode.corpus.review import export_review
 from lecode.corpus.roles_review import CHECK_FILE, roles_to_check
 from lecode.corpus.specs import ReviewExportSpec
