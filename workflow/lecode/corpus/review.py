@@ -178,11 +178,22 @@ def import_stage1(
     path: Path, pre: Stage1Annotation, reviewer: str
 ) -> tuple[Stage1Annotation, list[FieldChange]]:
     problems: list[str] = []
+    rows = [(f"{path}:{n}", row) for n, row in _rows(path, STAGE1_COLUMNS, problems)]
+    if problems:
+        raise ReviewError(problems)
+    return stage1_from_rows(rows, f"{path}:2", pre, reviewer)
+
+
+def stage1_from_rows(
+    rows: Sequence[tuple[str, dict[str, str]]], origin: str, pre: Stage1Annotation, reviewer: str
+) -> tuple[Stage1Annotation, list[FieldChange]]:
+    """A reviewed stage-1 record and its change records from rows ``(where, {row, speaker,
+    text, intent, comment})`` in dialogue order (a sheet's, or a Label Studio annotation's)."""
+    problems: list[str] = []
     dialogue: list[AnnotatedUtterance] = []
     changes: list[FieldChange] = []
     seen: set[int] = set()
-    for lineno, row in _rows(path, STAGE1_COLUMNS, problems):
-        where = f"{path}:{lineno}"
+    for where, row in rows:
         rid = _row_id(row["row"], where, problems, len(pre.dialogue))
         speaker = ZH_SPEAKER.get(row["speaker"])
         if speaker is None:
@@ -232,7 +243,7 @@ def import_stage1(
                     )
                 )
     if not problems and not dialogue:
-        problems.append(f"{path}:2: field 'text': the dialogue is empty")
+        problems.append(f"{origin}: field 'text': the dialogue is empty")
     if problems:
         raise ReviewError(problems)
     return Stage1Annotation(id=pre.id, annotator=reviewer, dialogue=tuple(dialogue)), changes
@@ -241,6 +252,18 @@ def import_stage1(
 def import_stage2(
     path: Path, pre: Stage2Annotation, reviewer: str
 ) -> tuple[Stage2Annotation, list[FieldChange]]:
+    problems: list[str] = []
+    rows = [(f"{path}:{n}", row) for n, row in _rows(path, STAGE2_COLUMNS, problems)]
+    if problems:
+        raise ReviewError(problems)
+    return stage2_from_rows(rows, str(path), pre, reviewer)
+
+
+def stage2_from_rows(
+    rows: Sequence[tuple[str, dict[str, str]]], path: str, pre: Stage2Annotation, reviewer: str
+) -> tuple[Stage2Annotation, list[FieldChange]]:
+    """A reviewed stage-2 record and its change records from rows ``(where, {field, row,
+    text, importance, comment})``."""
     problems: list[str] = []
     changes: list[FieldChange] = []
     values: dict[str, str] = {}
@@ -254,8 +277,7 @@ def import_stage2(
             FieldChange(reviewer, pre.id, 2, row, field, kind != "kept", kind, before, after, note)
         )
 
-    for lineno, row in _rows(path, STAGE2_COLUMNS, problems):
-        where = f"{path}:{lineno}"
+    for where, row in rows:
         field = row["field"]
         if field not in STAGE2_FIELDS:
             problems.append(f"{where}: field 'field': {field!r} is not one of {STAGE2_FIELDS}")
