@@ -355,8 +355,9 @@ def test_export_step_writes_sheets_sources_and_guidelines(
         out_dir=str(out),
         roles=[str(roles_file)],
     )
-    # two sheets per dialogue, one source text (d2 has no roles record here), roles to check
-    assert n == 6
+    # two sheets per dialogue, one source text (d2 has no roles record here), roles to check,
+    # the Label Studio tasks and configurations of both stages
+    assert n == 10
     source = (out / "d1.source.txt").read_text(encoding="utf-8")
     assert "说话人1=用户，说话人2=律师" in source and "[1] 说话人2（律师）：请讲" in source
     assert "intent" in (out / "GUIDELINES.md").read_text(encoding="utf-8")

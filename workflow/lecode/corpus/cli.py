@@ -98,6 +98,100 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pre_of(plan: Any) -> tuple[Any, Any] | None:
+    from lecode.corpus.inputs import load_pre
+
+    stage1, stage2 = plan.annotation_files("stage1"), plan.annotation_files("stage2")
+    if not all(Path(p).is_file() for p in [*stage1, *stage2]):
+        return None
+    return load_pre(stage1, stage2)
+
+
+def _cmd_ls_import(args: argparse.Namespace) -> int:
+    import json
+
+    from lecode.config.base import SettingsError
+    from lecode.config.experiment import Settings
+    from lecode.corpus.labelstudio import read_export, validate, write_sheets
+    from lecode.corpus.plan import CorpusPlan
+    from lecode.corpus.review import ReviewError
+
+    try:
+        plan = CorpusPlan(Settings.load(*args.params))
+    except SettingsError as exc:
+        print(exc)
+        return 1
+    users: dict[str, str] = {}
+    if args.users:
+        users.update(json.loads(Path(args.users).read_text(encoding="utf-8")))
+    for item in args.user or []:
+        key, _, name = item.partition("=")
+        if not name:
+            print(f"--user {item!r}: expected ID=NAME")
+            return 1
+        users[key] = name
+    pre = _pre_of(plan)
+    if pre is None:
+        print("the pre-annotation of these settings is not built; run the target dataset")
+        return 1
+    try:
+        imported = read_export(args.export, plan.corpus.labelstudio_project, users)
+        validate(imported, *pre)
+    except ReviewError as exc:
+        print(exc)
+        return 1
+    out = args.review_dir or plan.corpus.review_dir
+    written = write_sheets(imported, out)
+    for who, imp in sorted(imported.items()):
+        print(f"{who}: {len(imp.rows)} reviewed dialogue stage(s) -> {Path(out) / who}")
+    print(f"{len(written)} sheet(s) written")
+    return 0
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import os
+
+    from lecode.corpus.labelstudio_client import LabelStudio
+
+    token = args.token or os.environ.get("LABEL_STUDIO_API_KEY", "")
+    return LabelStudio(args.url, token)
+
+
+def _cmd_ls_push(args: argparse.Namespace) -> int:
+    from lecode.config.experiment import Settings
+    from lecode.corpus.labelstudio import STAGE1_CONFIG, STAGE2_CONFIG
+    from lecode.corpus.labelstudio_client import LabelStudioError, push
+    from lecode.corpus.plan import CorpusPlan
+
+    plan = CorpusPlan(Settings.load(*args.params))
+    tasks = Path(args.tasks_dir or Path(plan.review_export_current) / "labelstudio")
+    try:
+        for stage, config in ((1, STAGE1_CONFIG), (2, STAGE2_CONFIG)):
+            title = f"{plan.corpus.labelstudio_project} stage {stage}"
+            pid = push(_client(args), title, config, tasks / f"stage{stage}.tasks.json")
+            print(f"stage {stage}: project {pid} ({title})")
+    except (LabelStudioError, OSError) as exc:
+        print(exc)
+        return 1
+    return 0
+
+
+def _cmd_ls_pull(args: argparse.Namespace) -> int:
+    import json
+
+    from lecode.corpus.labelstudio_client import LabelStudioError, pull
+
+    try:
+        users = pull(_client(args), args.project, args.out)
+    except (LabelStudioError, OSError) as exc:
+        print(exc)
+        return 1
+    side = Path(args.out).with_suffix(".users.json")
+    side.write_text(json.dumps(users, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"project {args.project}: export in {args.out}, users in {side}")
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add ``corpus`` to the ``lecode`` command's subparsers."""
     p = sub.add_parser("corpus", help="building a dataset from transcripts: checks")
@@ -111,3 +205,26 @@ def register(sub: Any) -> None:
     a.add_argument("--params", action="append", default=None)
     a.add_argument("--out", default=None, help="folder (default: corpus.review_export)")
     a.set_defaults(func=_cmd_assign)
+    li = commands.add_parser(
+        "ls-import", help="a Label Studio JSON export -> review sheets under corpus.review_dir"
+    )
+    li.add_argument("export")
+    li.add_argument("--params", action="append", default=None)
+    li.add_argument("--user", action="append", help="ID=NAME: a Label Studio user's reviewer name")
+    li.add_argument("--users", help="JSON {user id or e-mail: name} (ls-pull writes one)")
+    li.add_argument("--review-dir", default=None)
+    li.set_defaults(func=_cmd_ls_import)
+    for name, func, text in (
+        ("ls-push", _cmd_ls_push, "create one Label Studio project per stage with the tasks"),
+        ("ls-pull", _cmd_ls_pull, "a Label Studio project's JSON export and its users"),
+    ):
+        c2 = commands.add_parser(name, help=text)
+        c2.add_argument("--url", required=True)
+        c2.add_argument("--token", default=None, help="default: $LABEL_STUDIO_API_KEY")
+        c2.add_argument("--params", action="append", default=None)
+        if name == "ls-push":
+            c2.add_argument("--tasks-dir", default=None)
+        else:
+            c2.add_argument("--project", type=int, required=True)
+            c2.add_argument("--out", required=True)
+        c2.set_defaults(func=func)

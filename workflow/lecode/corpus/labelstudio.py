@@ -61,9 +61,11 @@ STAGE1_CONFIG = f"""<View>
       <Text name="utt_{{{{idx}}}}" value="$utterances[{{{{idx}}}}].text"/>
       {_choices("speaker_{{idx}}", "utt_{{idx}}", SPEAKERS)}
       {_choices("intent_{{idx}}", "utt_{{idx}}", INTENTS)}
-      <TextArea name="text_{{{{idx}}}}" toName="utt_{{{{idx}}}}" editable="true" maxSubmissions="1" rows="2"/>
+      <TextArea name="text_{{{{idx}}}}" toName="utt_{{{{idx}}}}" editable="true"
+        maxSubmissions="1" rows="2"/>
       {_choices("delete_{{idx}}", "utt_{{idx}}", (DELETE,))}
-      <TextArea name="insert_{{{{idx}}}}" toName="utt_{{{{idx}}}}" placeholder="用户|3|补充的话" rows="1"/>
+      <TextArea name="insert_{{{{idx}}}}" toName="utt_{{{{idx}}}}"
+        placeholder="用户|3|补充的话" rows="1"/>
       <TextArea name="comment_{{{{idx}}}}" toName="utt_{{{{idx}}}}" placeholder="备注" rows="1"/>
     </View>
   </Repeater>
@@ -72,12 +74,14 @@ STAGE1_CONFIG = f"""<View>
 
 STAGE2_CONFIG = f"""<View>
   <Header value="$lecode_id"/>
-  <Paragraphs name="dialogue" value="$dialogue" layout="dialogue" nameKey="speaker" textKey="text"/>
+  <Paragraphs name="dialogue" value="$dialogue" layout="dialogue" nameKey="speaker"
+    textKey="text"/>
   <TextArea name="initial_query" toName="dialogue" editable="true" maxSubmissions="1" rows="2"/>
   <Repeater on="$facts" indexFlag="{{{{idx}}}}">
     <View>
       <Text name="fact_{{{{idx}}}}" value="$facts[{{{{idx}}}}].text"/>
-      <TextArea name="fact_text_{{{{idx}}}}" toName="fact_{{{{idx}}}}" editable="true" maxSubmissions="1" rows="1"/>
+      <TextArea name="fact_text_{{{{idx}}}}" toName="fact_{{{{idx}}}}" editable="true"
+        maxSubmissions="1" rows="1"/>
       {_choices("importance_{{idx}}", "fact_{{idx}}", IMPORTANCE)}
       {_choices("fact_delete_{{idx}}", "fact_{{idx}}", (DELETE,))}
     </View>
@@ -333,14 +337,14 @@ def _stage2_rows(
 
 
 def _reviewer(annotation: dict[str, Any], users: Mapping[str, str]) -> str:
+    """The reviewer name of an annotation: ``users`` maps a user id or e-mail to a name or an
+    e-mail; an e-mail gives its local part."""
     who = annotation.get("completed_by")
-    if isinstance(who, dict):
-        key = str(who.get("email") or who.get("id"))
-    else:
-        key = str(who)
-    if key in users:
-        return users[key]
-    return key.split("@")[0] if "@" in key else f"ls_user_{key}"
+    key = str(who.get("email") or who.get("id")) if isinstance(who, dict) else str(who)
+    name = users.get(key, key)
+    if "@" in name:
+        return name.split("@")[0]
+    return f"ls_user_{name}" if name.isdigit() else name
 
 
 def read_export(
@@ -399,9 +403,8 @@ def validate(
         for (did, stage), rows in imp.rows.items():
             pre = (pre1 if stage == 1 else pre2).get(did)
             if pre is None:
-                problems.append(
-                    f"{rows[0][0] if rows else did}: field 'lecode_id': no pre-annotated dialogue {did!r}"
-                )
+                where = rows[0][0] if rows else did
+                problems.append(f"{where}: field 'lecode_id': no pre-annotated dialogue {did!r}")
                 continue
             try:
                 if stage == 1:

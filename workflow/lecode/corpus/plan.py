@@ -223,6 +223,7 @@ class CorpusPlan:
         return ReviewExportSpec(
             pre=self.set_digest("stage2"),
             assign=self.corpus.assign,
+            labelstudio_project=self.corpus.labelstudio_project,
             code=step_code(ReviewExportSpec.step),
         )
 

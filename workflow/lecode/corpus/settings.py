@@ -89,6 +89,11 @@ class CorpusSettings(Section):
     adjudication: CorpusAdjudication = CorpusAdjudication()
     split: CorpusSplit = CorpusSplit()
     out_dir: str = Field("data/built", description="where the dataset files are published")
+    labelstudio_project: Name = Field(
+        "lecode",
+        description="marks this dataset's Label Studio tasks; an export whose tasks carry "
+        "another mark is refused",
+    )
     review_export: str = Field(
         "results/corpus/review/current",
         description="stable path of the current review export (a copy of the digest-named one)",

@@ -44,6 +44,7 @@ class ReviewExportSpec(JobSpec):
     step: ClassVar[str] = "corpus_review_export"
     pre: str  # the stage-2 set digest (covers every earlier step)
     assign: CorpusAssign = CorpusAssign()  # who reviews which dialogue (assignments.csv)
+    labelstudio_project: str = "lecode"  # the mark of the Label Studio tasks
 
 
 class AssembleSpec(JobSpec):

@@ -15,6 +15,7 @@ from lecode.corpus.annotations import (
 )
 from lecode.corpus.assign import ASSIGNMENTS_FILE, assign, assignments_csv
 from lecode.corpus.inputs import load_pre
+from lecode.corpus.labelstudio import write_tasks
 from lecode.corpus.review import export_review
 from lecode.corpus.roles_review import CHECK_FILE, roles_to_check
 from lecode.corpus.specs import ReviewExportSpec
@@ -23,6 +24,11 @@ from lecode.recordio import atomic_write_text
 log = logging.getLogger("lecode")
 
 GUIDELINES = """# Reviewing the pre-annotation
+
+Either in Label Studio (labelstudio/: one project per stage with stageN.config.xml as its
+labelling configuration and stageN.tasks.json imported; the pre-annotation shows as
+predictions to accept or correct; `lecode corpus ls-import` brings the JSON export back), or
+in a spreadsheet as follows.
 
 Copy the CSV files to <corpus.review_dir>/<your name>/ and edit them in a spreadsheet
 program (keep them CSV, UTF-8). <id>.source.txt shows the raw transcript with the identified
@@ -91,6 +97,12 @@ def run(
     check = Path(out_dir) / CHECK_FILE
     atomic_write_text(check, roles_to_check(sorted(role_records, key=lambda r: r.id)))
     written.append(check)
+    written += write_tasks(
+        [pre1[i] for i in sorted(pre1)],
+        [pre2[i] for i in sorted(pre2)],
+        Path(out_dir) / "labelstudio",
+        spec.labelstudio_project,
+    )
     if spec.assign.stage1 or spec.assign.stage2:
         path = Path(out_dir) / ASSIGNMENTS_FILE
         atomic_write_text(path, assignments_csv(assign(list(pre2), spec.assign)))
