@@ -254,7 +254,8 @@ class _Reader:
 
     def single(self, turns: list[RawTurn]) -> list[RawTranscript]:
         if not turns:
-            self.bad(1, "turns", "no speaker-tagged text")
+            if not self.problems:  # else those problems say why
+                self.bad(1, "turns", "no speaker-tagged text")
             return []
         rid = self.path.stem
         if not _ID.match(rid):
