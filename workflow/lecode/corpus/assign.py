@@ -57,7 +57,7 @@ def assignments_csv(rows: Sequence[Assignment]) -> str:
 
 
 @dataclass(frozen=True)
-class Progress:
+class AssignmentProgress:
     annotator: str
     stage: str
     assigned: int
@@ -66,7 +66,7 @@ class Progress:
     unassigned_reviewed: int  # files of dialogues not assigned to this annotator
 
 
-def progress(rows: Sequence[Assignment], review_dir: str | Path) -> list[Progress]:
+def progress(rows: Sequence[Assignment], review_dir: str | Path) -> list[AssignmentProgress]:
     out = []
     people = sorted({(a.annotator, a.stage) for a in rows}, key=lambda x: (x[1], x[0]))
     for who, stage in people:
@@ -74,12 +74,14 @@ def progress(rows: Sequence[Assignment], review_dir: str | Path) -> list[Progres
         d = Path(review_dir) / who
         done = {p.name.removesuffix(f".{stage}.csv") for p in d.glob(f"*.{stage}.csv")}
         out.append(
-            Progress(who, stage, len(mine), len(mine & done), len(mine - done), len(done - mine))
+            AssignmentProgress(
+                who, stage, len(mine), len(mine & done), len(mine - done), len(done - mine)
+            )
         )
     return out
 
 
-def progress_csv(rows: Sequence[Progress]) -> str:
+def progress_csv(rows: Sequence[AssignmentProgress]) -> str:
     return bom_csv(
         [("annotator", "stage", "assigned", "reviewed", "pending", "unassigned_reviewed")]
         + [
@@ -89,7 +91,7 @@ def progress_csv(rows: Sequence[Progress]) -> str:
     )
 
 
-def progress_table(rows: Sequence[Progress]) -> str:
+def progress_table(rows: Sequence[AssignmentProgress]) -> str:
     lines = [
         "| annotator | stage | assigned | reviewed | pending | reviewed, not assigned |",
         "|---|---|---:|---:|---:|---:|",
