@@ -90,7 +90,10 @@ def test_an_unlisted_speaker_tag_stops_the_read_and_patterns_are_configurable(
         params(tmp_path, speaker_tags=["(unclosed"])
 
 
-def test_a_duplicate_id_in_two_shards_stops_the_plan_and_the_assembly(tmp_path: Path) -> None:
+def test_a_duplicate_id_in_two_shards_stops_the_plan_and_the_assembly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the per-dialogue cache is written under results/
     d = tmp_path / "t"
     d.mkdir()
     (d / "a.jsonl").write_text(
@@ -268,3 +271,34 @@ def test_a_new_transcript_reruns_its_own_shard_only(tmp_path: Path) -> None:
     ]
     assert after.review_export_current == "results/corpus/review/current"
     assert after.review_export_current in after.targets()
+
+
+def test_a_new_transcript_annotates_its_own_dialogue_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    d = tmp_path / "t"
+    d.mkdir()
+    for f in (REPO / "data" / "transcripts").iterdir():
+        (d / f.name).write_bytes(f.read_bytes())
+    made: list[str] = []
+    real = rules.identify_roles
+
+    def counted(t: Any, **kw: Any) -> RoleAnnotation:
+        made.append(t.id)
+        return real(t, **kw)
+
+    monkeypatch.setattr(rules, "identify_roles", counted)
+
+    def build() -> None:
+        plan = CorpusPlan(params(tmp_path, transcripts=str(d), n_shards=1))
+        spec = plan.annotate_specs["roles"]["000"]
+        annotate("roles", spec, previous=None, out=str(tmp_path / "roles.jsonl"))
+
+    build()
+    assert len(made) == 6
+    made.clear()
+    (d / "tr-new-007.txt").write_text("A：被辞退了怎么办？\nB：建议申请仲裁。\n", encoding="utf-8")
+    build()  # one shard holds every transcript: its job reruns, one dialogue is annotated
+    assert made == ["tr-new-007"]
+    assert len(read_records(tmp_path / "roles.jsonl", RoleAnnotation)) == 7

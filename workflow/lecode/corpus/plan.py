@@ -197,6 +197,7 @@ class CorpusPlan:
                     templates=self.templates(step) if role is not None else {},
                     previous=previous[shard],
                     runtime=runtime,
+                    cache=f"{ROOT}/cache",
                     code=step_code(cls.step),
                 )
                 out[step][shard] = spec

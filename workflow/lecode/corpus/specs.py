@@ -24,6 +24,8 @@ class AnnotateSpec(JobSpec):
     templates: dict[str, str] = {}
     previous: str | None = None
     runtime: LLMRuntimeSpec = LLMRuntimeSpec()
+    #: where each dialogue's record is kept by the digest of its own input (None: nowhere)
+    cache: str | None = None
 
 
 class RolesSpec(AnnotateSpec):
