@@ -42,9 +42,9 @@ def _ordinal(values: list[Hashable], n_c: dict[Hashable, float]):  # type: ignor
 def alpha(units: Sequence[Sequence[Hashable]], level: str = "nominal") -> float:
     """Krippendorff's alpha; NaN when fewer than two pairable values or no variation."""
     o = coincidences(units)
-    n_c: dict[Hashable, float] = Counter()
+    n_c: dict[Hashable, float] = {}
     for (c, _), w in o.items():
-        n_c[c] += w
+        n_c[c] = n_c.get(c, 0.0) + w
     n = sum(n_c.values())
     if n < 2 or len(n_c) < 2:
         return math.nan

@@ -94,11 +94,9 @@ def majority1(records: Sequence[Stage1Annotation]) -> Stage1Annotation:
             votes[i].append((other.dialogue[j].speaker, other.dialogue[j].intent))
     dialogue = []
     for u, v in zip(base.dialogue, votes, strict=True):
-        speaker, intent = _majority(v)  # type: ignore[misc]
-        try:
-            dialogue.append(u.model_copy(update={"speaker": speaker, "intent": intent}))
-        except ValueError:
-            dialogue.append(u)
+        # a vote is one reviewer's (speaker, intent): the winner is a valid pair
+        won: tuple[str, int] = _majority(v)  # type: ignore[assignment]
+        dialogue.append(u.model_copy(update={"speaker": won[0], "intent": won[1]}))
     return base.model_copy(update={"dialogue": tuple(dialogue)})
 
 

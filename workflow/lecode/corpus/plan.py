@@ -82,7 +82,8 @@ class CorpusPlan:
         if roles_file.is_file():
             known = {i for ids in self.ids.values() for i in ids}
             try:
-                self.role_overrides = dict(read_roles_file(roles_file, known))
+                found = read_roles_file(roles_file, known)
+                self.role_overrides = {i: dict(r) for i, r in found.items()}
             except RolesFileError as exc:
                 self.problems.append(str(exc))
         self.reviewers, self.adjudicators = self._reviewers()
