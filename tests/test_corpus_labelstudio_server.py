@@ -25,11 +25,11 @@ from lecode.corpus.labelstudio import (
     STAGE1_CONFIG,
     STAGE2_CONFIG,
     read_export,
-    tasks,
     validate,
     write_sheets,
+    write_tasks,
 )
-from lecode.corpus.labelstudio_client import LabelStudio
+from lecode.corpus.labelstudio_client import LabelStudio, pull, push
 from lecode.corpus.settings import CorpusSplit
 from lecode.corpus.specs import AssembleSpec
 from lecode.corpus.transcripts import read_transcripts, transcript_files
@@ -139,11 +139,13 @@ def test_label_studio_round_trip_to_a_valid_dataset(
     pre1, pre2 = tmp_path / "pre1.jsonl", tmp_path / "pre2.jsonl"
     write_records(pre1, s1.values())
     write_records(pre2, s2.values())
-    t1, t2 = tasks(list(s1.values()), list(s2.values()), "lecode")
+    written = write_tasks(list(s1.values()), list(s2.values()), tmp_path / "ls", "lecode")
+    t2 = json.loads((tmp_path / "ls" / "stage2.tasks.json").read_text(encoding="utf-8"))
+    assert len(written) == 4
     admin = LabelStudio(url, ADMIN_TOKEN)
-    p1 = admin.create_project("lecode stage 1", STAGE1_CONFIG)
+    p1 = push(admin, "lecode stage 1", STAGE1_CONFIG, tmp_path / "ls" / "stage1.tasks.json")
     p2 = admin.create_project("lecode stage 2", STAGE2_CONFIG)
-    assert admin.import_tasks(p1, t1) == 6 and admin.import_tasks(p2, t2) == 6
+    assert len(admin.task_ids(p1)) == 6 and admin.import_tasks(p2, t2) == 6
     people = {email.split("@")[0]: LabelStudio(url, tokens[email]) for email in PEOPLE}
     target = "tr-labour-001"
     intent_of = {"ann_a": "3 Client Information Addition", "ann_b": "2 Client Response"}
@@ -158,10 +160,9 @@ def test_label_studio_round_trip_to_a_valid_dataset(
             if did == target and project == p1:  # the adjudicator decides the disputed dialogue
                 people["lead"].annotate(task_id, edited(result, {"intent_2": "2 Client Response"}))
     export = tmp_path / "export.json"
-    export.write_text(
-        json.dumps(admin.export(p1) + admin.export(p2), ensure_ascii=False), encoding="utf-8"
-    )
-    users = admin.users()
+    users = pull(admin, p1, tmp_path / "stage1.json")
+    stage1 = json.loads((tmp_path / "stage1.json").read_text(encoding="utf-8"))
+    export.write_text(json.dumps(stage1 + admin.export(p2), ensure_ascii=False), encoding="utf-8")
     imported = read_export(export, "lecode", users)
     assert sorted(imported) == ["ann_a", "ann_b", "lead"]
     validate(imported, s1, s2)
