@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/paper.yaml configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster labelstudio-env lint format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -80,6 +80,19 @@ cluster-env: $(VENV)/.cluster-installed
 
 $(VENV)/.cluster-installed: $(VENV)/.installed Makefile
 	VIRTUAL_ENV=$(VENV) uv pip install -q $(foreach p,$(CLUSTER_PKGS),'$(p)')
+	touch $@
+
+# Label Studio in its own environment (its pins conflict with ours), used only by
+# tests/test_corpus_labelstudio_server.py (slow tier; skipped without it) and by a team's own
+# annotation server (docs/building-a-dataset.md).
+LABELSTUDIO_VENV := .venv-labelstudio
+LABELSTUDIO_PKGS := label-studio==1.23.2
+
+labelstudio-env: $(LABELSTUDIO_VENV)/.installed
+
+$(LABELSTUDIO_VENV)/.installed: Makefile
+	uv venv -q --python 3.11 $(LABELSTUDIO_VENV)
+	VIRTUAL_ENV=$(LABELSTUDIO_VENV) uv pip install -q $(LABELSTUDIO_PKGS)
 	touch $@
 
 # The cluster tests (tests/cluster): a one-node SLURM cluster with accounting on this machine

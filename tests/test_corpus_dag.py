@@ -43,7 +43,7 @@ def test_dataset_target_builds_a_valid_dataset_that_all_tables_evaluates(tmp_pat
     )
     assert check.returncode == 0, check.stdout + check.stderr
     split = json.loads((project / "data" / "built" / "split.json").read_text(encoding="utf-8"))
-    assert (split["n_train"], split["n_test"], split["seed"]) == (4, 2, 0)
+    assert (split["n_train"], split["n_test"], split["seed"]) == (5, 1, 0)  # 8:2
     assert split["reviewed"]["stage2"] == ["tr-fraud-006", "tr-labour-001"]
     # a rebuild has nothing to do
     again = run(project, "dataset", "--cores", "2", "-n", *review)
@@ -60,7 +60,7 @@ def test_dataset_target_builds_a_valid_dataset_that_all_tables_evaluates(tmp_pat
     )
     assert tables.returncode == 0, tables.stderr[-4000:]
     out = project / "reports" / "tables"
-    assert "| # Dialogue Samples | 6 | 4 | 2 |" in (out / "table2.md").read_text(encoding="utf-8")
+    assert "| # Dialogue Samples | 6 | 5 | 1 |" in (out / "table2.md").read_text(encoding="utf-8")
     assert "retrieval" in (out / "table3.md").read_text(encoding="utf-8")
     agreement = (out / "annotation_agreement.md").read_text(encoding="utf-8")
     assert "ann_a vs ann_b" in agreement and "| 88.0 |" in agreement

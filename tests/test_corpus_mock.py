@@ -23,6 +23,11 @@ from tests.support.mock_llm import KEY_ENV, model_dict
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the per-dialogue cache is written under results/
+
+
 @pytest.fixture
 def mock(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockServer]:
     monkeypatch.setenv(KEY_ENV, "sk-test-0123456789abcdef")

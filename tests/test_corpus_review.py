@@ -182,8 +182,9 @@ def test_every_field_records_whether_a_human_changed_it(tmp_path: Path) -> None:
         ("d2", 2, 1, "fact.importance", "deleted"),
         ("d2", 2, 1, "fact.text", "deleted"),
     ]
-    # stage 1: 2 dialogues x 4 rows x 3 fields; stage 2: d1 3 facts x 2 + 3, d2 2 facts x 2 + 3
-    assert len(a.changes) == 24 + 9 + 7
+    # stage 1: 2 dialogues x 4 rows x 3 fields; stage 2: d1 3 facts x 2 + 4, d2 2 facts x 2 + 4
+    # (query, summary, case type, charge type)
+    assert len(a.changes) == 24 + 10 + 8
     assert a.stage2["d1"].facts[2] == KeyFact(text="公司没有提前三十天通知用户", importance=3)
 
 
@@ -228,27 +229,42 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
         got["pre-annotation", "ann_b"],
         got["ann_a", "ann_b"],
     )
-    # Stage 1. pre vs A: d2's last utterance was rewritten, so 7 of 8 align; intents agree on 6.
-    # Label counts pre {1:2, 5:2, 2:2, 7:1}, A {1:2, 5:2, 2:1, 3:1, 7:1}: p_e = 11/49,
-    # kappa = (42/49 - 11/49) / (38/49) = 31/38.
-    assert (pre_a["utterances_aligned"], pre_a["utterances_first"]) == (7, 8)
-    assert pre_a["intent_agreement"] == pytest.approx(6 / 7)
-    assert pre_a["intent_kappa"] == pytest.approx(31 / 38)
+    # Stage 1. pre vs A: d2's last utterance was rewritten (可以起诉。 -> 可以向法院起诉，要求
+    # 还款。, similarity 2 x 5 / 18 >= 0.5), so all 8 align; intents agree on 7.
+    # Label counts pre {1:2, 5:2, 2:2, 7:2}, A {1:2, 5:2, 2:1, 3:1, 7:2}: p_e = 14/64,
+    # kappa = (56 - 14) / (64 - 14) = 21/25. Alpha: value counts {1:4, 5:4, 2:3, 3:1, 7:4},
+    # n = 16, 2 disagreeing ordered pairs: 1 - 15 x 2 / (256 - 58) = 28/33.
+    assert (pre_a["utterances_aligned"], pre_a["utterances_first"]) == (8, 8)
+    assert pre_a["intent_agreement"] == pytest.approx(7 / 8)
+    assert pre_a["intent_kappa"] == pytest.approx(21 / 25)
+    assert pre_a["intent_alpha"] == pytest.approx(28 / 33)
     # pre vs B: 8 aligned, 6 agree; pre {1:2,5:2,2:2,7:2}, B {1:2,5:1,6:1,3:1,2:1,7:2}:
-    # p_e = 12/64, kappa = (48 - 12) / (64 - 12) = 9/13.
+    # p_e = 12/64, kappa = (48 - 12) / (64 - 12) = 9/13; alpha: counts {1:4,5:3,6:1,2:3,3:1,
+    # 7:4}, 4 disagreeing ordered pairs: 1 - 15 x 4 / (256 - 52) = 12/17.
     assert pre_b["intent_agreement"] == pytest.approx(0.75)
     assert pre_b["intent_kappa"] == pytest.approx(9 / 13)
-    # A vs B: 7 aligned, 6 agree; A {1:2,5:2,3:1,2:1,7:1}, B {1:2,5:1,6:1,3:1,2:1,7:1}:
-    # p_e = 9/49, kappa = (42 - 9) / (49 - 9) = 33/40.
-    assert a_b["intent_agreement"] == pytest.approx(6 / 7)
-    assert a_b["intent_kappa"] == pytest.approx(33 / 40)
-    assert a_b["speaker_agreement"] == 1.0
+    assert pre_b["intent_alpha"] == pytest.approx(12 / 17)
+    # A vs B: 8 aligned, 7 agree; A {1:2,5:2,3:1,2:1,7:2}, B {1:2,5:1,6:1,3:1,2:1,7:2}:
+    # p_e = 12/64, kappa = (56 - 12) / (64 - 12) = 11/13; alpha: counts {1:4,5:3,6:1,3:2,2:2,
+    # 7:4}, 2 disagreeing ordered pairs: 1 - 30 / (256 - 50) = 88/103.
+    assert a_b["intent_agreement"] == pytest.approx(7 / 8)
+    assert a_b["intent_kappa"] == pytest.approx(11 / 13)
+    assert a_b["intent_alpha"] == pytest.approx(88 / 103)
+    assert a_b["speaker_agreement"] == 1.0 and a_b["speaker_alpha"] == 1.0
+    # All reviewers (A and B) over the pre-annotated utterances: the same 8 pairs as A vs B.
+    group = data["all_reviewers"]
+    assert group["utterance_units"] == 8 and group["intent_alpha"] == pytest.approx(88 / 103)
+    # Fact units: d1 F0 (2, 2), d1 F1 (2, 3), d2 F0 (3, 3) rated twice; d1 A's added fact, d2
+    # F1 (B only) and B's added fact once. Ordinal alpha with two values = nominal: counts
+    # {2:3, 3:3}, 2 disagreeing ordered pairs: 1 - 5 x 2 / (36 - 18) = 4/9.
+    assert group["fact_units"] == 3 and group["importance_alpha"] == pytest.approx(4 / 9)
     # Stage 2 facts (identical texts match): pre vs A 4 / 4 / 3 -> P = R = F1 = 3/4; importance
     # on matched (2,2) (3,2) (3,3) -> 2/3. ROUGE-L: d1 identical 1; d2 LCS 3 tokens, candidate
     # 8, reference 3 -> F = 2 * (3/8) * 1 / (3/8 + 1) = 6/11; mean 17/22.
     assert (pre_a["facts_first"], pre_a["facts_second"], pre_a["facts_matched"]) == (4, 4, 3)
     assert pre_a["fact_f1"] == pytest.approx(0.75)
     assert pre_a["importance_agreement"] == pytest.approx(2 / 3)
+    assert pre_a["importance_alpha"] == pytest.approx(4 / 9)
     assert pre_a["advice_rouge_l"] == pytest.approx(17 / 22)
     # pre vs B: 4 / 5 / 4 -> P 4/5, R 1, F1 8/9; importance (2,2) (3,3) (3,3) (3,2) -> 3/4
     assert pre_b["fact_precision"] == pytest.approx(0.8) and pre_b["fact_recall"] == 1.0
@@ -261,23 +277,28 @@ def test_agreement_table_by_hand(tmp_path: Path, pre_files: tuple[list[str], lis
     assert a_b["advice_rouge_l"] == pytest.approx(17 / 22)
     rows = {
         r["statistic"]: r
-        for r in csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8"))
+        for r in csv.DictReader((out / "annotation_agreement.csv").open(encoding="utf-8-sig"))
     }
-    cols = ("pre-annotation:ann_a", "pre-annotation:ann_b", "ann_a:ann_b", "paper")
-    assert [rows["intent_agreement"][c] for c in cols] == ["85.714286", "75.0", "85.714286", "88.0"]
-    assert [rows["fact_f1"][c] for c in cols] == ["75.0", "88.888889", "66.666667", "80.0"]
-    # fields changed: A 8 of 40 records, B 5 of 40 (d1 intent, d2 intent, d2 importance, added fact)
-    assert [rows["fields_changed"][c] for c in cols] == ["20.0", "12.5", "", ""]
+    cols = ("pre-annotation:ann_a", "pre-annotation:ann_b", "ann_a:ann_b", "all_reviewers", "paper")
+    assert [rows["intent_agreement"][c] for c in cols] == ["87.5", "75.0", "87.5", "", "88.0"]
+    assert [rows["fact_f1"][c] for c in cols] == ["75.0", "88.888889", "66.666667", "", "80.0"]
+    assert rows["intent_alpha"]["all_reviewers"] == "0.854369"
+    # fields changed: A 8 of 42 records, B 5 of 42 (d1 intent, d2 intent, d2 importance, added
+    # fact)
+    assert [rows["fields_changed"][c] for c in cols] == ["19.047619", "11.904762", "", "", ""]
     md = (out / "annotation_agreement.md").read_text(encoding="utf-8")
-    assert "| Stage 1: intent Cohen's κ | 0.816 | 0.692 | 0.825 | — |" in md
+    assert "| Stage 1: intent Cohen's κ | 0.840 | 0.692 | 0.846 | — | — |" in md
+    assert (
+        "| Stage 1: intent Krippendorff's α (nominal) | 0.848 | 0.706 | 0.854 | 0.854 | — |" in md
+    )
     from lecode.report.document import load_all
     from lecode.report.html import render_html
 
     page = render_html(tables=load_all(out), metadata={})  # the HTML report's section
     assert "<h3>Annotation agreement</h3>" in page and "ann_a vs ann_b" in page
     assert "Annotation agreement" in (out / "annotation_agreement.md").read_text(encoding="utf-8")
-    changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8")))
-    assert len(changes) == 80 and sum(c["changed"] == "True" for c in changes) == 13
+    changes = list(csv.DictReader((out / "review_changes.csv").open(encoding="utf-8-sig")))
+    assert len(changes) == 84 and sum(c["changed"] == "True" for c in changes) == 13
 
 
 def test_assembly_takes_the_final_reviewer(
@@ -334,9 +355,12 @@ def test_export_step_writes_sheets_sources_and_guidelines(
         out_dir=str(out),
         roles=[str(roles_file)],
     )
-    assert n == 5  # two sheets per dialogue, one source text (d2 has no roles record here)
+    # two sheets per dialogue, one source text (d2 has no roles record here), roles to check,
+    # the Label Studio tasks and configurations of both stages
+    assert n == 10
     source = (out / "d1.source.txt").read_text(encoding="utf-8")
     assert "说话人1=用户，说话人2=律师" in source and "[1] 说话人2（律师）：请讲" in source
     assert "intent" in (out / "GUIDELINES.md").read_text(encoding="utf-8")
     rows = list(csv.reader((out / "d2.stage2.csv").open(encoding="utf-8-sig")))
-    assert rows[2] == ["fact", "0", "朋友借了用户一万元", "3"]
+    assert rows[0] == ["field", "row", "text", "importance", "comment"]
+    assert rows[2] == ["fact", "0", "朋友借了用户一万元", "3", ""]

@@ -133,3 +133,97 @@ def test_a_dialogue_that_cannot_be_annotated_fails_its_job_by_name(tmp_path: Pat
     assert "1 dialogue(s) failed" in str(err.value)
     assert "solo: " in str(err.value) and "field 'speaker': one speaker only" in str(err.value)
     assert not (tmp_path / "roles.jsonl").exists()  # nothing half-written
+
+
+def test_intents_4_8_9_survive_because_turns_are_labelled_before_merging() -> None:
+    t = transcript(
+        ("A", "我被打了怎么办？"),
+        ("B", "别担心。"),
+        ("B", "你报警了吗？"),
+        ("A", "报了"),
+        ("A", "那我能让他赔医药费吗？"),
+        ("B", "嗯"),
+        ("B", "可以起诉要求赔偿。"),
+    )
+    got = [(u.intent, u.text) for u in rules.stage1(rules.identify_roles(t)).dialogue]
+    assert got == [
+        (1, "我被打了怎么办？"),
+        (8, "别担心。"),
+        (5, "你报警了吗？"),
+        (2, "报了"),
+        (4, "那我能让他赔医药费吗？"),
+        (9, "嗯"),
+        (7, "可以起诉要求赔偿。"),
+    ]
+
+
+def test_entity_completion_keeps_plurals_and_relatives_readable() -> None:
+    assert (
+        rules.third_person("我们一共三个，我哥、我姐和我")
+        == "用户一方一共三个，用户哥哥、用户姐姐和用户"
+    )
+    assert rules.third_person("我们公司没给我交社保") == "用户公司没给用户交社保"
+    assert rules.third_person("我老公欠了钱") == "用户丈夫欠了钱"
+
+
+def test_answers_to_done_questions_read_as_statements() -> None:
+    assert rules.answered("公司给你交社保了吗？", "没有。") == "公司没有给用户交社保"
+    assert rules.answered("你跟公司签劳动合同了吗？", "签了") == "用户跟公司签劳动合同了"
+    assert rules.answered("工资怎么发？", "转账") == "工资怎么发：转账"
+
+
+def test_greetings_and_discourse_markers_are_not_facts() -> None:
+    t = transcript(
+        ("A", "张律师好，我被公司辞退了怎么办？"),
+        ("B", "签合同了吗？"),
+        ("A", "张律师好。签了。另外，公司没给我补偿。"),
+        ("B", "建议申请仲裁。"),
+    )
+    facts = [f.text for f in rules.stage2(rules.stage1(rules.identify_roles(t))).facts]
+    assert not any("律师好" in f for f in facts)
+    assert "公司没给用户补偿" in facts
+
+
+def test_review_effort_counts_changed_fields_by_hand() -> None:
+    from lecode.corpus.annotations import KeyFact, Stage1Annotation, Stage2Annotation
+    from lecode.corpus.effort import effort1, effort2
+
+    pre = Stage1Annotation(
+        id="d",
+        annotator="r",
+        dialogue=(
+            AnnotatedUtterance(speaker="client", text="我被公司辞腿了", intent=1),
+            AnnotatedUtterance(speaker="lawyer", text="签合同了吗？", intent=5),
+            AnnotatedUtterance(speaker="client", text="签了", intent=2),
+        ),
+    )
+    done = pre.model_copy(
+        update={
+            "dialogue": (
+                AnnotatedUtterance(speaker="client", text="我被公司辞退了", intent=1),
+                AnnotatedUtterance(speaker="lawyer", text="签合同了吗？", intent=6),
+            )
+        }
+    )
+    # aligned 2 (text changed once, intent once), one deleted utterance (3 fields): 5 of 9
+    e = effort1(pre, done)
+    assert (e.changed, e.fields) == (5, 9)
+    p2 = Stage2Annotation(
+        id="d",
+        annotator="r",
+        initial_query="q",
+        suggestion="s",
+        facts=(
+            KeyFact(text="用户被辞退", importance=2),
+            KeyFact(text="用户签了合同", importance=3),
+        ),
+    )
+    d2 = p2.model_copy(
+        update={
+            "facts": (KeyFact(text="用户被辞退", importance=3),),
+            "case_type": ("劳动",),
+        }
+    )
+    # matched 1 (importance changed), 1 deleted (2 fields), case type changed: 4 of 2*2+4
+    e2 = effort2(p2, d2)
+    assert (e2.changed, e2.fields) == (4, 8)

@@ -19,7 +19,19 @@ def corpus_transcripts(wildcards):
 
 
 def corpus_spec(step):
-    return lambda wildcards: CORPUS.annotate_specs[step][wildcards.shard].to_json()
+    """The spec of one shard's step; its digest names the output file."""
+
+    def spec(wildcards):
+        found = CORPUS.annotate_specs[step][wildcards.shard]
+        if found.digest() != wildcards.digest:
+            raise WorkflowError(f"corpus {step} {wildcards.shard}: no spec of digest {wildcards.digest}")
+        return found.to_json()
+
+    return spec
+
+
+def corpus_previous(step):
+    return lambda wildcards: CORPUS.annotation_file(step, wildcards.shard)
 
 
 rule corpus_roles:
@@ -35,14 +47,14 @@ rule corpus_roles:
         cpus_per_task=1,
         api=1,
     log:
-        "logs/corpus/roles/{shard}.log",
+        "logs/corpus/roles/{shard}-{digest}.log",
     script:
         "../scripts/corpus_roles.py"
 
 
 rule corpus_stage1:
     input:
-        CORPUS.annotation_pattern("roles"),
+        corpus_previous("roles"),
     output:
         CORPUS.annotation_pattern("stage1"),
     params:
@@ -53,14 +65,14 @@ rule corpus_stage1:
         cpus_per_task=1,
         api=1,
     log:
-        "logs/corpus/stage1/{shard}.log",
+        "logs/corpus/stage1/{shard}-{digest}.log",
     script:
         "../scripts/corpus_stage1.py"
 
 
 rule corpus_stage2:
     input:
-        CORPUS.annotation_pattern("stage1"),
+        corpus_previous("stage1"),
     output:
         CORPUS.annotation_pattern("stage2"),
     params:
@@ -71,7 +83,7 @@ rule corpus_stage2:
         cpus_per_task=1,
         api=1,
     log:
-        "logs/corpus/stage2/{shard}.log",
+        "logs/corpus/stage2/{shard}-{digest}.log",
     script:
         "../scripts/corpus_stage2.py"
 
@@ -95,11 +107,30 @@ rule corpus_review_export:
         "../scripts/corpus_review_export.py"
 
 
+rule corpus_review_current:
+    """The current review export at a stable path (corpus.review_export)."""
+    input:
+        ancient(CORPUS.review_export_dir),
+    output:
+        directory(CORPUS.review_export_current),
+    params:
+        spec=CORPUS.review_export_spec.digest(),  # a new export replaces it
+    resources:
+        runtime=5,
+        mem_mb=500,
+        cpus_per_task=1,
+    log:
+        "logs/publish/corpus_review.log",
+    shell:
+        "rm -rf {output} && cp -r {input} {output} 2> {log}"
+
+
 rule corpus_assemble:
     input:
         stage1=CORPUS.annotation_files("stage1"),
         stage2=CORPUS.annotation_files("stage2"),
         reviews=[f.path for f in CORPUS.assemble_spec.reviews],
+        roles=CORPUS.annotation_files("roles"),
     output:
         directory(CORPUS.assemble_dir),
     params:

@@ -1,15 +1,20 @@
 """Agreement between two annotations of the same dialogues (annotator vs annotator, or the
 pre-annotation vs a reviewed version).
 
-- Stage 1: the two dialogues' utterances are aligned by identical text (longest matching
-  blocks, :class:`difflib.SequenceMatcher`); on aligned utterances: percent agreement and
-  Cohen's kappa of the intents, and percent agreement of the speakers. Pooled over dialogues.
+- Stage 1: the two dialogues' utterances are aligned by a sequence alignment of their texts
+  (:mod:`lecode.corpus.alignment`: a corrected typo, a merge or a split keeps the utterance);
+  on aligned utterances: percent agreement, Cohen's kappa and Krippendorff's alpha of the
+  intents, percent agreement and alpha of the speakers. Pooled over dialogues.
 - Stage 2: key facts are matched one to one with the project's fact matcher
   (:func:`lecode.agents.lexical_matcher.coverage`, taken both ways, at least ``threshold``;
   best pairs first); precision = matched / facts of the second annotation, recall = matched /
-  facts of the first, F1, pooled over dialogues; importance agreement on matched facts; ROUGE-L
-  (jieba tokens, :class:`lecode.metrics.advice.RougeL`) of the advice summaries, the second
-  against the first, averaged over dialogues.
+  facts of the first, F1, pooled over dialogues; importance agreement and ordinal alpha on
+  matched facts; ROUGE-L (jieba tokens, :class:`lecode.metrics.advice.RougeL`) of the advice
+  summaries, the second against the first, averaged over dialogues.
+- Among many (:func:`group_agreement`): Krippendorff's alpha over every reviewer at once, with
+  missing ratings: the units are the pre-annotation's utterances (each reviewer's aligned
+  utterance rates it) and facts (each reviewer's matched fact rates it; facts that reviewers
+  added become units of their own, matched across reviewers the same way).
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 from lecode.agents.lexical_matcher import coverage
+from lecode.corpus.alignment import align_texts
+from lecode.corpus.alpha import alpha, pairable
 from lecode.corpus.annotations import KeyFact, Stage1Annotation, Stage2Annotation
 
 
@@ -47,11 +53,9 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
 
 
 def align_utterances(x: Stage1Annotation, y: Stage1Annotation) -> list[tuple[int, int]]:
-    """Index pairs of utterances with identical text, in dialogue order."""
-    a = [u.text for u in x.dialogue]
-    b = [u.text for u in y.dialogue]
-    blocks = SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks()
-    return [(blk.a + k, blk.b + k) for blk in blocks for k in range(blk.size)]
+    """Index pairs of aligned utterances (similar text, merges and splits tolerated), in
+    dialogue order."""
+    return align_texts([u.text for u in x.dialogue], [u.text for u in y.dialogue])
 
 
 def match_facts(
@@ -86,12 +90,15 @@ class Agreement:
     utterances_aligned: int
     intent_agreement: float
     intent_kappa: float
+    intent_alpha: float
     speaker_agreement: float
+    speaker_alpha: float
     dialogues2: int
     facts_first: int
     facts_second: int
     facts_matched: int
     importance_agreement: float
+    importance_alpha: float
     advice_rouge_l: float
 
     @property
@@ -158,11 +165,95 @@ def compare(
         utterances_aligned=len(ia),
         intent_agreement=percent_agreement(ia, ib),
         intent_kappa=cohen_kappa(ia, ib),
+        intent_alpha=alpha(list(zip(ia, ib, strict=True))),
         speaker_agreement=percent_agreement(sa, sb),
+        speaker_alpha=alpha(list(zip(sa, sb, strict=True))),
         dialogues2=len(common2),
         facts_first=nf,
         facts_second=ns,
         facts_matched=nm,
         importance_agreement=percent_agreement(imp_a, imp_b),
+        importance_alpha=alpha(list(zip(imp_a, imp_b, strict=True)), "ordinal"),
         advice_rouge_l=sum(rouges) / len(rouges) if rouges else math.nan,
+    )
+
+
+@dataclass(frozen=True)
+class GroupAgreement:
+    """Krippendorff's alpha over every reviewer at once (missing ratings allowed)."""
+
+    raters: tuple[str, ...]
+    utterance_units: int  # pre-annotated utterances rated by at least two reviewers
+    intent_alpha: float
+    speaker_alpha: float
+    fact_units: int  # facts rated by at least two reviewers
+    importance_alpha: float
+
+
+def utterance_units(
+    pre: dict[str, Stage1Annotation], reviews: Sequence[dict[str, Stage1Annotation]]
+) -> tuple[list[list[int]], list[list[str]]]:
+    """(intents, speakers) per pre-annotated utterance: one rating per reviewer whose version
+    of the dialogue aligns an utterance with it."""
+    intents: list[list[int]] = []
+    speakers: list[list[str]] = []
+    for did in sorted(pre):
+        base = pre[did]
+        ui: list[list[int]] = [[] for _ in base.dialogue]
+        us: list[list[str]] = [[] for _ in base.dialogue]
+        for rv in reviews:
+            if did not in rv:
+                continue
+            for i, j in align_utterances(base, rv[did]):
+                ui[i].append(rv[did].dialogue[j].intent)
+                us[i].append(rv[did].dialogue[j].speaker)
+        intents += ui
+        speakers += us
+    return intents, speakers
+
+
+def fact_units(
+    pre: dict[str, Stage2Annotation],
+    reviews: Sequence[dict[str, Stage2Annotation]],
+    threshold: float = 0.5,
+) -> list[list[int]]:
+    """Importance ratings per fact unit: the pre-annotation's facts, then each fact a reviewer
+    added (matched to the units so far, one to one per reviewer)."""
+    out: list[list[int]] = []
+    for did in sorted(pre):
+        units: list[KeyFact] = list(pre[did].facts)
+        ratings: list[list[int]] = [[] for _ in units]
+        for rv in reviews:
+            if did not in rv:
+                continue
+            facts = rv[did].facts
+            pairs = match_facts(units, facts, threshold)
+            for i, j in pairs:
+                ratings[i].append(facts[j].importance)
+            matched = {j for _, j in pairs}
+            for j, f in enumerate(facts):
+                if j not in matched:
+                    units.append(f)
+                    ratings.append([f.importance])
+        out += ratings
+    return out
+
+
+def group_agreement(
+    names: Sequence[str],
+    pre1: dict[str, Stage1Annotation],
+    pre2: dict[str, Stage2Annotation],
+    reviews1: Sequence[dict[str, Stage1Annotation]],
+    reviews2: Sequence[dict[str, Stage2Annotation]],
+    threshold: float = 0.5,
+) -> GroupAgreement:
+    intents, speakers = utterance_units(pre1, reviews1)
+    facts = fact_units(pre2, reviews2, threshold)
+    return GroupAgreement(
+        raters=tuple(names),
+        utterance_units=pairable(intents),
+        intent_alpha=alpha(intents),
+        speaker_alpha=alpha(speakers),
+        fact_units=pairable(facts),
+        importance_alpha=alpha(facts, "ordinal"),
     )

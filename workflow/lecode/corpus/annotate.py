@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from lecode.agents.base import RoleError, UsageMeter
@@ -15,6 +16,7 @@ from lecode.agents.context import endpoint
 from lecode.agents.roles import close_context, role_context
 from lecode.corpus import rules
 from lecode.corpus.annotations import (
+    M,
     RoleAnnotation,
     Stage1Annotation,
     Stage2Annotation,
@@ -23,8 +25,10 @@ from lecode.corpus.annotations import (
 )
 from lecode.corpus.llm_annotator import LLMAnnotator, annotator_templates
 from lecode.corpus.specs import AnnotateSpec
-from lecode.corpus.transcripts import read_transcripts
+from lecode.corpus.transcripts import DEFAULT_SPEAKER_TAGS, read_transcripts
 from lecode.llm.errors import LLMCallError
+from lecode.recordio import atomic_write_text
+from lecode.specs import stable_hash
 
 log = logging.getLogger("lecode")
 In = TypeVar("In")
@@ -50,6 +54,34 @@ async def _each(items: Sequence[In], one: Callable[[In], Awaitable[Out]], what: 
     if failed:
         raise AnnotationError(f"{what}: {len(failed)} dialogue(s) failed:\n" + "\n".join(failed))
     return [r for r in results if not isinstance(r, BaseException)]
+
+
+class DialogueCache:
+    """Each dialogue's record of a step, kept under ``spec.cache`` by a digest of the step's
+    settings (code, annotator, prompts, thresholds) and of the dialogue's own input: a shard
+    rerun because one transcript changed annotates that dialogue only. ``spec.cache`` None:
+    no cache."""
+
+    def __init__(self, step: str, spec: AnnotateSpec) -> None:
+        self.dir = Path(spec.cache) / step if spec.cache else None
+        settings = spec.model_dump(
+            mode="json", exclude={"shard", "transcripts", "role_overrides", "previous", "cache"}
+        )
+        self.base = stable_hash([step, settings])
+        self.made = 0
+
+    async def get(self, cls: type[M], key: Any, make: Callable[[], Awaitable[M]]) -> M:
+        path = self.dir / f"{stable_hash([self.base, key])}.json" if self.dir else None
+        if path is not None and path.is_file():
+            try:
+                return cls.model_validate_json(path.read_text(encoding="utf-8"))
+            except ValueError:
+                pass  # a damaged entry is made again
+        record = await make()
+        self.made += 1
+        if path is not None:
+            atomic_write_text(path, record.model_dump_json())
+        return record
 
 
 def run(step: str, spec: AnnotateSpec, *, previous: str | None, out: str) -> int:
@@ -83,11 +115,28 @@ async def _step(
     meter: UsageMeter,
 ) -> list[Any]:
     what = f"corpus {step} shard {spec.shard}"
+    cache = DialogueCache(step, spec)
     if step == "roles":
-        transcripts = read_transcripts(f.path for f in spec.transcripts)
+        tags = spec.speaker_tags or DEFAULT_SPEAKER_TAGS
+        transcripts = read_transcripts((f.path for f in spec.transcripts), tags)
 
         async def roles(t: Any) -> RoleAnnotation:
-            return await annotator.roles(t, meter) if annotator else rules.identify_roles(t)
+            given = spec.role_overrides.get(t.id)
+            return await cache.get(
+                RoleAnnotation,
+                [t.id, t.source, [(x.speaker, x.text) for x in t.turns], given],
+                lambda: new_roles(t, given),
+            )
+
+        async def new_roles(t: Any, given: dict[str, str] | None) -> RoleAnnotation:
+            if annotator:
+                found = await annotator.roles(t, meter)
+                found = found.model_copy(update={"source": t.source})
+            else:
+                found = rules.identify_roles(t, threshold=spec.role_confidence)
+            if given is not None:
+                return rules.confirm_roles(found, given, "roles.csv")  # type: ignore[arg-type]
+            return found
 
         return await _each(transcripts, roles, what)
     assert previous is not None
@@ -95,12 +144,18 @@ async def _step(
         found = read_records(previous, RoleAnnotation)
 
         async def one(r: Any) -> Stage1Annotation:
-            return await annotator.stage1(r, meter) if annotator else rules.stage1(r)
+            async def new() -> Stage1Annotation:
+                return await annotator.stage1(r, meter) if annotator else rules.stage1(r)
+
+            return await cache.get(Stage1Annotation, r.model_dump(mode="json"), new)
 
         return await _each(found, one, what)
     s1 = read_records(previous, Stage1Annotation)
 
     async def two(s: Any) -> Stage2Annotation:
-        return await annotator.stage2(s, meter) if annotator else rules.stage2(s)
+        async def new() -> Stage2Annotation:
+            return await annotator.stage2(s, meter) if annotator else rules.stage2(s)
+
+        return await cache.get(Stage2Annotation, s.model_dump(mode="json"), new)
 
     return await _each(s1, two, what)

@@ -42,6 +42,14 @@ class RoleAnnotation(_Model):
     roles: dict[str, Speaker]
     #: the raw turns with their roles: [speaker label, role, text]
     turns: tuple[tuple[str, Speaker, str], ...]
+    #: 0..1: how clearly the lawyer stands out (1: confirmed by a person or unambiguous)
+    confidence: float = 1.0
+    #: why the roles need a person's check before stage 1 (empty: none)
+    flags: tuple[str, ...] = ()
+    #: the transcript file
+    source: str = ""
+    #: who confirmed the roles in <review_dir>/roles.csv (None: nobody)
+    confirmed_by: str | None = None
 
 
 class AnnotatedUtterance(_Model):
@@ -68,6 +76,8 @@ class Stage1Annotation(_Model):
     dialogue: tuple[AnnotatedUtterance, ...] = Field(min_length=1)
     #: standardisation edits made (jargon converted, greetings dropped, turns merged...)
     edits: tuple[str, ...] = ()
+    #: what a person should check (doubtful roles, advice that standardisation would delete)
+    flags: tuple[str, ...] = ()
 
 
 class KeyFact(_Model):
@@ -82,6 +92,7 @@ class Stage2Annotation(_Model):
     facts: tuple[KeyFact, ...] = Field(min_length=1)
     suggestion: str = Field(min_length=1)
     case_type: tuple[str, ...] = ()
+    charge_type: tuple[str, ...] = ()
 
     @field_validator("initial_query", "suggestion")
     @classmethod

@@ -33,6 +33,7 @@ def to_case(s1: Stage1Annotation, s2: Stage2Annotation) -> Case:
         importance=tuple(f.importance for f in s2.facts),
         suggestion=s2.suggestion,
         case_type=s2.case_type,
+        charge_type=s2.charge_type,
     )
 
 
@@ -75,6 +76,7 @@ def assemble(
     seed: int,
     out_dir: str | Path,
     extra: dict[str, Any] | None = None,
+    decided_by: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Write the train and test files, ``split.json`` and ``table2.md``; returns the split
     record. A record the LeCoDe loader rejects stops the build with every violation named."""
@@ -92,7 +94,10 @@ def assemble(
         s1 = reviewed1.get(did, pre1[did])
         s2 = reviewed2.get(did, pre2[did])
         cases[did] = to_case(s1, s2)
-        sources[did] = {"stage1": s1.annotator, "stage2": s2.annotator}
+        sources[did] = (decided_by or {}).get(did) or {
+            "stage1": s1.annotator,
+            "stage2": s2.annotator,
+        }
     train_ids, test_ids = seeded_split(list(cases), test_fraction, seed)
     train = [cases[i] for i in train_ids]
     test = [cases[i] for i in test_ids]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
+from lecode.corpus.roles_review import ROLES_FILE, RolesFileError, read_roles_file
 from lecode.corpus.settings import CorpusSettings
 from lecode.corpus.specs import (
     AgreementSpec,
@@ -18,7 +19,7 @@ from lecode.corpus.specs import (
     Stage1Spec,
     Stage2Spec,
 )
-from lecode.corpus.transcripts import transcript_files
+from lecode.corpus.transcripts import duplicate_ids, transcript_files, transcript_ids
 from lecode.dataset import id_hash
 from lecode.fingerprint import digest_files, step_code
 from lecode.shards import shard_name
@@ -33,13 +34,27 @@ STEPS: dict[str, type[AnnotateSpec]] = {
 #: The offline annotator's fact matcher threshold (the lexical matcher's default).
 FACT_THRESHOLD = 0.5
 #: What the published dataset directory holds.
-PUBLISHED = ("LeCoDe_trainset.jsonl", "LeCoDe_testset.jsonl", "split.json", "table2.md")
+PUBLISHED = (
+    "LeCoDe_trainset.jsonl",
+    "LeCoDe_testset.jsonl",
+    "split.json",
+    "table2.md",
+    "disagreements.csv",
+)
 AGREEMENT_FILES = ("annotation_agreement.md", "annotation_agreement.csv", "agreement.json")
 
 
 def review_files(review_dir: str | Path, reviewer: str) -> list[Path]:
     d = Path(review_dir) / reviewer
     return sorted(d.glob("*.stage[12].csv")) if d.is_dir() else []
+
+
+def present_reviewers(review_dir: str | Path) -> list[str]:
+    """The directories of ``review_dir`` (one per reviewer), sorted; hidden ones skipped."""
+    d = Path(review_dir)
+    if not d.is_dir():
+        return []
+    return sorted(p.name for p in d.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
 class CorpusPlan:
@@ -60,6 +75,18 @@ class CorpusPlan:
                 f"corpus.transcripts: no transcript files in {self.corpus.transcripts!r}"
             )
         self.files = files
+        self.problems += [str(p) for p in duplicate_ids(files)]
+        self.ids = {f: [i for i, _ in transcript_ids(f)] for f in files}
+        self.role_overrides: dict[str, dict[str, str]] = {}
+        roles_file = Path(self.corpus.review_dir) / ROLES_FILE
+        if roles_file.is_file():
+            known = {i for ids in self.ids.values() for i in ids}
+            try:
+                found = read_roles_file(roles_file, known)
+                self.role_overrides = {i: dict(r) for i, r in found.items()}
+            except RolesFileError as exc:
+                self.problems.append(str(exc))
+        self.reviewers, self.adjudicators = self._reviewers()
         name = self.corpus.annotator
         if name is not None:
             entry = settings.models.get(name)
@@ -70,6 +97,45 @@ class CorpusPlan:
                     f"corpus.annotator: {name!r} is an offline agent; name an LLM entry or "
                     "null for the built-in rules"
                 )
+
+    def _reviewers(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(reviewers in priority order, adjudicators): the configured ones, or every
+        directory of review_dir; a directory configured nowhere stops the build."""
+        present = present_reviewers(self.corpus.review_dir)
+        adjudicators = self.corpus.adjudication.adjudicators
+        configured = self.corpus.reviewers
+        if configured is None:
+            reviewers = [r for r in present if r not in adjudicators]
+        else:
+            reviewers = list(configured)
+            left_out = [r for r in present if r not in configured and r not in adjudicators]
+            if left_out:
+                self.problems.append(
+                    f"corpus.reviewers: {self.corpus.review_dir} holds reviews by {left_out} "
+                    "that corpus.reviewers leaves out; list them (or set reviewers: null to "
+                    "take every directory), or move their files away"
+                )
+        missing = [a for a in adjudicators if a not in present]
+        if missing:
+            self.problems.append(
+                f"corpus.adjudication.adjudicators: no directory {missing} in "
+                f"{self.corpus.review_dir}"
+            )
+        both = sorted(set(adjudicators) & set(reviewers))
+        if both:
+            self.problems.append(f"corpus.adjudication: {both} are both reviewer and adjudicator")
+        final = self.corpus.final
+        if final is not None:
+            if final not in reviewers:
+                self.problems.append(f"corpus.final: {final!r} is not one of the reviewers")
+            else:
+                reviewers.remove(final)
+                reviewers.insert(0, final)
+        return tuple(reviewers), tuple(adjudicators)
+
+    @property
+    def final_reviewer(self) -> str | None:
+        return self.reviewers[0] if self.reviewers else None
 
     def check(self) -> None:
         if self.problems:
@@ -116,13 +182,23 @@ class CorpusPlan:
         for step, cls in STEPS.items():
             out[step] = {}
             for shard in self.shards:
+                files = self.shard_files(shard)
+                ids = {i for f in files for i in self.ids.get(f, [])}
                 spec = cls(
                     shard=shard,
-                    transcripts=tuple(FileRef.of(f) for f in self.shard_files(shard)),
+                    transcripts=tuple(FileRef.of(f) for f in files),
+                    speaker_tags=self.corpus.speaker_tags,
+                    role_confidence=self.corpus.role_confidence,
+                    role_overrides=(
+                        {i: r for i, r in sorted(self.role_overrides.items()) if i in ids}
+                        if step == "roles"
+                        else {}
+                    ),
                     annotator=role,
                     templates=self.templates(step) if role is not None else {},
                     previous=previous[shard],
                     runtime=runtime,
+                    cache=f"{ROOT}/cache",
                     code=step_code(cls.step),
                 )
                 out[step][shard] = spec
@@ -133,10 +209,11 @@ class CorpusPlan:
         return stable_hash([s.digest() for s in self.annotate_specs[step].values()])
 
     def annotation_file(self, step: str, shard: str) -> str:
-        return f"{ROOT}/{step}/{self.set_digest(step)}/{shard}.jsonl"
+        """Named by the shard's own digest: a new or changed transcript reruns its shard."""
+        return f"{ROOT}/{step}/{shard}/{self.annotate_specs[step][shard].digest()}.jsonl"
 
     def annotation_pattern(self, step: str) -> str:
-        return f"{ROOT}/{step}/{self.set_digest(step)}/{{shard}}.jsonl"
+        return f"{ROOT}/{step}/{{shard}}/{{digest}}.jsonl"
 
     def annotation_files(self, step: str) -> list[str]:
         return [self.annotation_file(step, s) for s in self.shards]
@@ -146,24 +223,35 @@ class CorpusPlan:
     @cached_property
     def review_export_spec(self) -> ReviewExportSpec:
         return ReviewExportSpec(
-            pre=self.set_digest("stage2"), code=step_code(ReviewExportSpec.step)
+            pre=self.set_digest("stage2"),
+            assign=self.corpus.assign,
+            labelstudio_project=self.corpus.labelstudio_project,
+            code=step_code(ReviewExportSpec.step),
         )
 
     @property
     def review_export_dir(self) -> str:
         return f"{ROOT}/review/{self.review_export_spec.digest()}"
 
+    @property
+    def review_export_current(self) -> str:
+        """The stable path of the current review export (a copy of the digest-named one)."""
+        return self.corpus.review_export
+
     def reviews_of(self, reviewer: str) -> list[Path]:
         return review_files(self.corpus.review_dir, reviewer)
 
     @cached_property
     def assemble_spec(self) -> AssembleSpec:
-        final = self.corpus.final_reviewer
+        people = [*self.reviewers, *self.adjudicators]
         return AssembleSpec(
             pre=self.set_digest("stage2"),
-            final=final,
-            reviews=tuple(FileRef.of(p) for p in (self.reviews_of(final) if final else [])),
+            final=self.final_reviewer,
+            reviews=tuple(FileRef.of(p) for r in people for p in self.reviews_of(r)),
             split=self.corpus.split,
+            reviewers=self.reviewers,
+            adjudicators=self.adjudicators,
+            rule=self.corpus.adjudication.rule,
             code=step_code(AssembleSpec.step),
         )
 
@@ -173,7 +261,7 @@ class CorpusPlan:
 
     @cached_property
     def agreement_spec(self) -> AgreementSpec:
-        reviewers = self.corpus.reviewers
+        reviewers = self.reviewers
         return AgreementSpec(
             pre=self.set_digest("stage2"),
             reviewers=reviewers,
@@ -193,7 +281,7 @@ class CorpusPlan:
 
     def targets(self) -> list[str]:
         """What the ``dataset`` target builds."""
-        out = [*self.published, self.review_export_dir]
-        if self.corpus.reviewers:
+        out = [*self.published, self.review_export_current]
+        if self.reviewers:
             out.append(self.agreement_dir)
         return out

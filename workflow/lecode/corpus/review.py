@@ -8,8 +8,11 @@ Chinese text correctly). Reviewers copy them into ``<review_dir>/<reviewer>/`` a
   律师), text and intent (the number, optionally followed by its name); delete rows; add rows
   with an empty ``row``; the row order is the dialogue order.
 - stage 2: columns ``field, row, text, importance``; ``field`` is ``initial_query``, ``fact``
-  (one row per atomic fact, importance 1-3), ``suggestion`` or ``case_type`` (types separated
-  by ``;``). Facts are edited, deleted or added (empty ``row``) the same way.
+  (one row per atomic fact, importance 1-3), ``suggestion``, ``case_type`` or ``charge_type``
+  (types separated by ``;``). Facts are edited, deleted or added (empty ``row``) the same way.
+
+Both sheets end with a ``comment`` column (``备注`` is read the same way): a reviewer's note on
+the row, kept in the change records. Any other extra column stops the import, naming it.
 
 Import (:func:`import_review`) reads a reviewer's files back into annotation records and
 records, for every field of every row, whether the reviewer changed it (:class:`FieldChange`):
@@ -41,7 +44,10 @@ from lecode.records import INTENT_LABELS
 
 STAGE1_COLUMNS = ("row", "speaker", "text", "intent")
 STAGE2_COLUMNS = ("field", "row", "text", "importance")
-STAGE2_FIELDS = ("initial_query", "fact", "suggestion", "case_type")
+STAGE2_FIELDS = ("initial_query", "fact", "suggestion", "case_type", "charge_type")
+#: The optional last column of a sheet, and the names it is read under.
+COMMENT = "comment"
+COMMENT_NAMES = ("comment", "备注", "note", "notes")
 _LEADING_INT = re.compile(r"^\s*\[?(\d+)\]?")
 
 
@@ -59,6 +65,7 @@ class FieldChange:
     kind: str
     before: str
     after: str
+    comment: str = ""
 
 
 class ReviewError(ValueError):
@@ -77,17 +84,21 @@ def _csv(rows: Sequence[Sequence[Any]]) -> str:
 
 
 def stage1_csv(s: Stage1Annotation) -> str:
-    rows: list[Sequence[Any]] = [STAGE1_COLUMNS]
+    rows: list[Sequence[Any]] = [(*STAGE1_COLUMNS, COMMENT)]
     for k, u in enumerate(s.dialogue):
-        rows.append((k, SPEAKER_ZH[u.speaker], u.text, f"{u.intent} {INTENT_LABELS[u.intent]}"))
+        rows.append((k, SPEAKER_ZH[u.speaker], u.text, f"{u.intent} {INTENT_LABELS[u.intent]}", ""))
     return _csv(rows)
 
 
 def stage2_csv(s: Stage2Annotation) -> str:
-    rows: list[Sequence[Any]] = [STAGE2_COLUMNS, ("initial_query", "", s.initial_query, "")]
-    rows += [("fact", k, f.text, f.importance) for k, f in enumerate(s.facts)]
-    rows.append(("suggestion", "", s.suggestion, ""))
-    rows.append(("case_type", "", ";".join(s.case_type), ""))
+    rows: list[Sequence[Any]] = [
+        (*STAGE2_COLUMNS, COMMENT),
+        ("initial_query", "", s.initial_query, "", ""),
+    ]
+    rows += [("fact", k, f.text, f.importance, "") for k, f in enumerate(s.facts)]
+    rows.append(("suggestion", "", s.suggestion, "", ""))
+    rows.append(("case_type", "", ";".join(s.case_type), "", ""))
+    rows.append(("charge_type", "", ";".join(s.charge_type), "", ""))
     return _csv(rows)
 
 
@@ -121,12 +132,36 @@ def _rows(
     if header is None or [h.strip() for h in header[: len(columns)]] != list(columns):
         problems.append(f"{path}:1: field '<header>': expected columns {','.join(columns)}")
         return []
+    extra = [h.strip() for h in header[len(columns) :]]
+    while extra and not extra[-1]:
+        extra.pop()
+    comment_at = None
+    for k, name in enumerate(extra):
+        if name.lower() in COMMENT_NAMES and comment_at is None:
+            comment_at = len(columns) + k
+        else:
+            problems.append(
+                f"{path}:1: field {name!r}: unknown column (its values would be lost); the "
+                f"sheet has {','.join(columns)} and an optional {COMMENT} (备注)"
+            )
+            return []
     out = []
     for lineno, raw in enumerate(reader, start=2):
         if not any(c.strip() for c in raw):
             continue
         cells = [*raw, *[""] * len(columns)][: len(columns)]
-        out.append((lineno, {c: v.strip() for c, v in zip(columns, cells, strict=True)}))
+        row = {c: v.strip() for c, v in zip(columns, cells, strict=True)}
+        row[COMMENT] = (
+            raw[comment_at].strip() if comment_at is not None and comment_at < len(raw) else ""
+        )
+        beyond = [c for c in raw[len(columns) + len(extra) :] if c.strip()]
+        if beyond:
+            problems.append(
+                f"{path}:{lineno}: field '<column {len(columns) + len(extra) + 1}>': a value "
+                f"outside the sheet's columns: {beyond[0][:30]!r}"
+            )
+            continue
+        out.append((lineno, row))
     return out
 
 
@@ -143,11 +178,22 @@ def import_stage1(
     path: Path, pre: Stage1Annotation, reviewer: str
 ) -> tuple[Stage1Annotation, list[FieldChange]]:
     problems: list[str] = []
+    rows = [(f"{path}:{n}", row) for n, row in _rows(path, STAGE1_COLUMNS, problems)]
+    if problems:
+        raise ReviewError(problems)
+    return stage1_from_rows(rows, f"{path}:2", pre, reviewer)
+
+
+def stage1_from_rows(
+    rows: Sequence[tuple[str, dict[str, str]]], origin: str, pre: Stage1Annotation, reviewer: str
+) -> tuple[Stage1Annotation, list[FieldChange]]:
+    """A reviewed stage-1 record and its change records from rows ``(where, {row, speaker,
+    text, intent, comment})`` in dialogue order (a sheet's, or a Label Studio annotation's)."""
+    problems: list[str] = []
     dialogue: list[AnnotatedUtterance] = []
     changes: list[FieldChange] = []
     seen: set[int] = set()
-    for lineno, row in _rows(path, STAGE1_COLUMNS, problems):
-        where = f"{path}:{lineno}"
+    for where, row in rows:
         rid = _row_id(row["row"], where, problems, len(pre.dialogue))
         speaker = ZH_SPEAKER.get(row["speaker"])
         if speaker is None:
@@ -185,6 +231,7 @@ def import_stage1(
                     kind,
                     before_v,
                     after_v,
+                    row[COMMENT],
                 )
             )
     for k, u in enumerate(pre.dialogue):
@@ -196,7 +243,7 @@ def import_stage1(
                     )
                 )
     if not problems and not dialogue:
-        problems.append(f"{path}:2: field 'text': the dialogue is empty")
+        problems.append(f"{origin}: field 'text': the dialogue is empty")
     if problems:
         raise ReviewError(problems)
     return Stage1Annotation(id=pre.id, annotator=reviewer, dialogue=tuple(dialogue)), changes
@@ -206,18 +253,31 @@ def import_stage2(
     path: Path, pre: Stage2Annotation, reviewer: str
 ) -> tuple[Stage2Annotation, list[FieldChange]]:
     problems: list[str] = []
+    rows = [(f"{path}:{n}", row) for n, row in _rows(path, STAGE2_COLUMNS, problems)]
+    if problems:
+        raise ReviewError(problems)
+    return stage2_from_rows(rows, str(path), pre, reviewer)
+
+
+def stage2_from_rows(
+    rows: Sequence[tuple[str, dict[str, str]]], path: str, pre: Stage2Annotation, reviewer: str
+) -> tuple[Stage2Annotation, list[FieldChange]]:
+    """A reviewed stage-2 record and its change records from rows ``(where, {field, row,
+    text, importance, comment})``."""
+    problems: list[str] = []
     changes: list[FieldChange] = []
     values: dict[str, str] = {}
     facts: list[KeyFact] = []
     seen: set[int] = set()
 
-    def change(row: int, field: str, kind: str, before: str, after: str) -> None:
+    comments: dict[str, str] = {}
+
+    def change(row: int, field: str, kind: str, before: str, after: str, note: str = "") -> None:
         changes.append(
-            FieldChange(reviewer, pre.id, 2, row, field, kind != "kept", kind, before, after)
+            FieldChange(reviewer, pre.id, 2, row, field, kind != "kept", kind, before, after, note)
         )
 
-    for lineno, row in _rows(path, STAGE2_COLUMNS, problems):
-        where = f"{path}:{lineno}"
+    for where, row in rows:
         field = row["field"]
         if field not in STAGE2_FIELDS:
             problems.append(f"{where}: field 'field': {field!r} is not one of {STAGE2_FIELDS}")
@@ -226,6 +286,7 @@ def import_stage2(
             if field in values:
                 problems.append(f"{where}: field 'field': {field} appears twice")
             values[field] = row["text"]
+            comments[field] = row[COMMENT]
             continue
         rid = _row_id(row["row"], where, problems, len(pre.facts))
         if row["importance"] not in ("1", "2", "3"):
@@ -239,19 +300,28 @@ def import_stage2(
         if rid is not None and rid in seen:
             problems.append(f"{where}: field 'row': fact {rid} appears twice")
             continue
+        note = row[COMMENT]
         if rid is None:
-            change(-1, "fact.text", "added", "", fact.text)
-            change(-1, "fact.importance", "added", "", str(fact.importance))
+            change(-1, "fact.text", "added", "", fact.text, note)
+            change(-1, "fact.importance", "added", "", str(fact.importance), note)
             continue
         seen.add(rid)
         old = pre.facts[rid]
-        change(rid, "fact.text", "edited" if old.text != fact.text else "kept", old.text, fact.text)
+        change(
+            rid,
+            "fact.text",
+            "edited" if old.text != fact.text else "kept",
+            old.text,
+            fact.text,
+            note,
+        )
         change(
             rid,
             "fact.importance",
             "edited" if old.importance != fact.importance else "kept",
             str(old.importance),
             str(fact.importance),
+            note,
         )
     for k, old in enumerate(pre.facts):
         if k not in seen:
@@ -264,11 +334,19 @@ def import_stage2(
         problems.append(f"{path}: field 'fact': no facts")
     if problems:
         raise ReviewError(problems)
-    types = tuple(t.strip() for t in values.get("case_type", "").split(";") if t.strip())
+
+    def types_of(field: str, pre_value: tuple[str, ...]) -> tuple[str, ...]:
+        if field not in values:  # a sheet from before the field existed: the pre-annotation's
+            return pre_value
+        return tuple(t.strip() for t in values[field].split(";") if t.strip())
+
+    types = types_of("case_type", pre.case_type)
+    charges = types_of("charge_type", pre.charge_type)
     for field, before, after in (
         ("initial_query", pre.initial_query, values["initial_query"]),
         ("suggestion", pre.suggestion, values["suggestion"]),
         ("case_type", ";".join(pre.case_type), ";".join(types)),
+        ("charge_type", ";".join(pre.charge_type), ";".join(charges)),
     ):
         change(
             -1 if field != "initial_query" else 0,
@@ -276,6 +354,7 @@ def import_stage2(
             "edited" if before != after else "kept",
             before,
             after,
+            comments.get(field, ""),
         )
     reviewed = Stage2Annotation(
         id=pre.id,
@@ -284,6 +363,7 @@ def import_stage2(
         facts=tuple(facts),
         suggestion=values["suggestion"],
         case_type=types,
+        charge_type=charges,
     )
     return reviewed, changes
 

@@ -50,7 +50,7 @@ _JARGON_RE = re.compile(
 )
 _MONEY_MI = re.compile(r"(\d+|[一二三四五六七八九十百千万两]+)\s*(万)?米")
 _GREETING = re.compile(
-    r"^(?:喂|(?:律师|老师|主播|大家)好|(?:律师|老师|主播|大家)?(?:您好|你好|在吗|哈喽|嗨)|谢谢(?:律师|老师|主播|您|你)?|"
+    r"^(?:喂|[\u4e00-\u9fff]?(?:律师|老师|主播|大家)好|(?:律师|老师|主播|大家)?(?:您好|你好|在吗|哈喽|嗨)|谢谢(?:律师|老师|主播|您|你)?|"
     r"感谢(?:律师|老师|主播|您)?|再见|拜拜|不客气|欢迎(?:来到)?直播间|在的|请说|请讲|"
     r"连麦的朋友请讲)[，,。！!～~\s]*"
 )
@@ -122,7 +122,8 @@ _ADDITION = ("还有", "另外", "对了", "补充", "忘了说", "而且")
 _FILLER = re.compile(
     r"^(?:嗯+|哦+|好的?|好吧|明白了?|知道了|是的?|对+|行|收到|OK|ok)[。，！!～~]*$"
 )
-_FIRST_PERSON = re.compile(r"我们|我")
+#: Discourse markers that open a client's addition; not part of the fact.
+_DISCOURSE = re.compile(r"^(?:另外|还有|对了|而且|然后|就是说?)[，,]?")
 #: Cues of critical facts: classification, liability, amounts, injuries, defences (E.2, 3 points).
 _CRITICAL = (
     "鉴定",
@@ -157,6 +158,7 @@ _CRITICAL = (
     "证据",
     "录音",
     "签",
+    "社保",
 )
 #: Cues of non-critical facts: opinions, feelings, procedure (E.2, 1 point).
 _MINOR = (
@@ -220,10 +222,26 @@ def strip_greetings(text: str) -> str:
 # -- roles --------------------------------------------------------------------------------------
 
 
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」")
+#: A host reading a viewer's message or taking a caller (the lawyer opening the consultation).
+_HOST = ("网友", "留言", "连麦", "直播间", "请讲", "这位朋友", "粉丝", "私信")
+#: Role confidence is margin / (margin + _MARGIN_SCALE): a margin of 1 cue per turn gives 0.5.
+_MARGIN_SCALE = 1.0
+
+
 def lawyer_score(texts: Sequence[str], *, first: bool) -> float:
+    """Cues of the lawyer minus cues of the client per turn; quoted text (a viewer's message
+    read out) does not count for its reader."""
+    texts = [_QUOTED.sub("", t) for t in texts]
     joined = "".join(texts)
     questions = sum(1 for t in texts if _QUESTION.search(t))
-    lawyer = questions + _count(joined, _ADVICE) + joined.count("您") + _count(joined, _VERIFY)
+    lawyer = (
+        questions
+        + _count(joined, _ADVICE)
+        + joined.count("您")
+        + _count(joined, _VERIFY)
+        + 2 * _count(joined, _HOST)
+    )
     client = _count(
         joined,
         (
@@ -244,8 +262,29 @@ def lawyer_score(texts: Sequence[str], *, first: bool) -> float:
     return (lawyer - client) / max(1, len(texts)) - (1.0 if first else 0.0)
 
 
-def identify_roles(transcript: RawTranscript) -> RoleAnnotation:
-    """Roles by lexical cues (module docstring); a single-speaker transcript is an error."""
+def role_confidence(scores: dict[str, float]) -> float:
+    """How far the lawyer's score stands above the next speaker's, in 0..1."""
+    ranked = sorted(scores.values(), reverse=True)
+    margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+    return round(margin / (margin + _MARGIN_SCALE), 3)
+
+
+def role_flags(
+    transcript: RawTranscript, roles: dict[str, Speaker], confidence: float, threshold: float
+) -> tuple[str, ...]:
+    flags = []
+    if confidence < threshold:
+        flags.append(f"role confidence {confidence:.2f} below {threshold:.2f}")
+    if roles[transcript.turns[0].speaker] == "lawyer":
+        flags.append("the lawyer opens the consultation (a host reading a message?)")
+    if sum(1 for r in roles.values() if r == "client") > 1:
+        flags.append("more than one client speaker")
+    return tuple(flags)
+
+
+def identify_roles(transcript: RawTranscript, *, threshold: float = 0.5) -> RoleAnnotation:
+    """Roles by lexical cues (module docstring), with a confidence and the reasons to check
+    them; a single-speaker transcript is an error."""
     speakers = transcript.speakers
     if len(speakers) < 2:
         raise ValueError(
@@ -259,11 +298,38 @@ def identify_roles(transcript: RawTranscript) -> RoleAnnotation:
     }
     lawyer = max(speakers, key=lambda s: (scores[s], -speakers.index(s)))
     roles: dict[str, Speaker] = {s: ("lawyer" if s == lawyer else "client") for s in speakers}
+    confidence = role_confidence(scores)
     return RoleAnnotation(
         id=transcript.id,
         annotator=ANNOTATOR,
         roles=roles,
         turns=tuple((t.speaker, roles[t.speaker], t.text) for t in transcript.turns),
+        confidence=confidence,
+        flags=role_flags(transcript, roles, confidence, threshold),
+        source=transcript.source,
+    )
+
+
+def confirm_roles(record: RoleAnnotation, roles: dict[str, Speaker], who: str) -> RoleAnnotation:
+    """``record`` with the roles a person gave (``<review_dir>/roles.csv``): flags cleared."""
+    unknown = sorted(set(roles) - set(record.roles))
+    missing = sorted(set(record.roles) - set(roles))
+    if unknown or missing:
+        raise ValueError(
+            f"{who}: dialogue {record.id!r}: field 'speaker': "
+            + (f"{unknown} are not speakers of the transcript " if unknown else "")
+            + (f"no role for {missing}" if missing else "")
+        )
+    if "lawyer" not in roles.values() or "client" not in roles.values():
+        raise ValueError(f"{who}: dialogue {record.id!r}: field 'role': need a 律师 and a 用户")
+    return record.model_copy(
+        update={
+            "roles": roles,
+            "turns": tuple((label, roles[label], text) for label, _, text in record.turns),
+            "confidence": 1.0,
+            "flags": (),
+            "confirmed_by": who,
+        }
     )
 
 
@@ -271,7 +337,8 @@ def identify_roles(transcript: RawTranscript) -> RoleAnnotation:
 
 
 def standardise(roles: RoleAnnotation) -> tuple[list[tuple[Speaker, str]], list[str]]:
-    """The stage-1 dialogue (speaker, text) and the edits made (appendix E.1, step 1)."""
+    """The stage-1 turns (speaker, text), not yet merged, and the edits made (appendix E.1,
+    step 1)."""
     edits: list[str] = []
     turns: list[tuple[Speaker, str]] = []
     for label, role, raw in roles.turns:
@@ -283,18 +350,26 @@ def standardise(roles: RoleAnnotation) -> tuple[list[tuple[Speaker, str]], list[
             continue
         if cleaned != text:
             edits.append(f"removed greeting ({label}): {raw}")
-        if turns and turns[-1][0] == role:
-            turns[-1] = (role, _join(turns[-1][1], cleaned))
-            edits.append(f"merged consecutive {role} turns")
-        else:
-            turns.append((role, cleaned))
+        turns.append((role, cleaned))  # consecutive turns merge after labelling
     while turns and turns[0][0] != "client":
         edits.append(f"dropped lawyer turn before the client's query: {turns[0][1]}")
         turns.pop(0)
     while turns and turns[-1][0] != "lawyer":
+        if _count(turns[-1][1], _ADVICE) >= 2 and not _FILLER.match(turns[-1][1]):
+            break  # advice in a client turn: the roles may be swapped; kept and flagged
         edits.append(f"dropped client turn after the lawyer's last advice: {turns[-1][1]}")
         turns.pop()
     return turns, edits
+
+
+def advice_flags(turns: Sequence[tuple[Speaker, str]]) -> tuple[str, ...]:
+    """A dialogue ending with a client turn that reads like advice: kept, not rewritten."""
+    if turns and turns[-1][0] == "client":
+        return (
+            "the last turn is a client's and reads like advice (kept; check the roles): "
+            + turns[-1][1][:40],
+        )
+    return ()
 
 
 def _join(a: str, b: str) -> str:
@@ -337,6 +412,33 @@ def label_intents(turns: Sequence[tuple[Speaker, str]]) -> list[int]:
     return out
 
 
+#: Intents whose consecutive turns of one speaker merge into one utterance (labelled as the
+#: first of the group, advice over comfort); 4 (a new need) and 9 (an empty exchange) stay
+#: utterances of their own.
+_MERGE_GROUPS = ({1, 2, 3}, {5, 6}, {7, 8, 10})
+
+
+def merge_labelled(
+    turns: Sequence[tuple[Speaker, str]], intents: Sequence[int], edits: list[str]
+) -> tuple[list[tuple[Speaker, str]], list[int]]:
+    """Consecutive turns of one speaker merged where their intents belong together
+    (appendix E.1: one utterance per turn), each labelled before merging."""
+    out: list[tuple[Speaker, str]] = []
+    labels: list[int] = []
+    for (speaker, text), k in zip(turns, intents, strict=True):
+        if out and out[-1][0] == speaker:
+            prev = labels[-1]
+            group = next((g for g in _MERGE_GROUPS if prev in g and k in g), None)
+            if group is not None:
+                out[-1] = (speaker, _join(out[-1][1], text))
+                labels[-1] = 7 if 7 in (prev, k) else (prev if prev != 10 else k)
+                edits.append(f"merged consecutive {speaker} turns")
+                continue
+        out.append((speaker, text))
+        labels.append(k)
+    return out, labels
+
+
 def stage1(roles: RoleAnnotation) -> Stage1Annotation:
     turns, edits = standardise(roles)
     if not turns:
@@ -344,12 +446,18 @@ def stage1(roles: RoleAnnotation) -> Stage1Annotation:
             f"transcript {roles.id!r}: field 'turns': nothing is left after standardisation "
             "(no client query followed by lawyer speech)"
         )
-    intents = label_intents(turns)
+    turns, intents = merge_labelled(turns, label_intents(turns), edits)
     dialogue = tuple(
         AnnotatedUtterance(speaker=s, text=t, intent=k)
         for (s, t), k in zip(turns, intents, strict=True)
     )
-    return Stage1Annotation(id=roles.id, annotator=ANNOTATOR, dialogue=dialogue, edits=tuple(edits))
+    return Stage1Annotation(
+        id=roles.id,
+        annotator=ANNOTATOR,
+        dialogue=dialogue,
+        edits=tuple(edits),
+        flags=(*roles.flags, *advice_flags(turns)),
+    )
 
 
 # -- stage 2 ------------------------------------------------------------------------------------
@@ -369,9 +477,35 @@ def importance(fact: str) -> int:
     return 2
 
 
+#: First person with a kin term -> the client's relative (entity completion, E.2 step 4).
+_KIN = {
+    "老公": "丈夫",
+    "丈夫": "丈夫",
+    "老婆": "妻子",
+    "妻子": "妻子",
+    "儿子": "儿子",
+    "女儿": "女儿",
+    "哥": "哥哥",
+    "姐": "姐姐",
+    "弟": "弟弟",
+    "妹": "妹妹",
+    "妈": "母亲",
+    "爸": "父亲",
+}
+_MY_KIN = re.compile(
+    "我(?:的)?(" + "|".join(sorted(_KIN, key=len, reverse=True)) + ")(?:哥|姐|弟|妹|妈|爸)?"
+)
+#: 我们 before a place or organisation is the client's; else the client's side (several people)
+_WE_OF = re.compile(r"我们(?=公司|单位|家|村|小区|厂|学校)")
+
+
 def third_person(text: str) -> str:
-    """First person -> 用户 (entity completion, appendix E.2 step 4)."""
-    return _FIRST_PERSON.sub("用户", text)
+    """First person -> 用户 (entity completion, appendix E.2 step 4): 我哥 -> 用户哥哥, 我们公司
+    -> 用户公司, 我们 (a group) -> 用户一方, other 我 -> 用户."""
+    text = _MY_KIN.sub(lambda m: "用户" + _KIN[m.group(1)], text)
+    text = _WE_OF.sub("用户", text)
+    text = text.replace("我们", "用户一方")
+    return text.replace("我", "用户")
 
 
 def _clauses(text: str) -> list[str]:
@@ -387,14 +521,25 @@ def _question_core(question: str) -> str:
     return _Q_TAIL.sub("", core).strip("，,")
 
 
+_COVERB = re.compile(r"^(.{1,5}?)(给|跟|和|向|为|把|在|对|被)")
+
+
 def answered(question: str, head: str) -> str:
     """A lawyer's question and the client's short answer as one statement (appendix E.2,
-    step 6): 有没有/是不是 resolved by the answer, else ``question：answer``."""
+    step 6): 有没有/是不是 resolved by the answer; a question ending in 了 (done?) affirmed is
+    its statement, denied gets 没有 before its verb phrase (公司给用户交社保了 + 没有 -> 公司没
+    有给用户交社保); else ``question：answer``."""
     core = _question_core(question)
     negative = bool(_NEGATE.match(head))
     for pair, (yes, no) in (("有没有", ("有", "没有")), ("是不是", ("是", "不是"))):
         if pair in core:
             return core.replace(pair, no if negative else yes, 1)
+    if core.endswith("了") and len(core) > 3:
+        if not negative:
+            return core
+        m = _COVERB.match(core)
+        if m is not None:
+            return f"{m.group(1)}没有{core[m.end(1) :].removesuffix('了')}"
     return f"{core}：{head.rstrip('，。！!的啊呀')}" if core else head
 
 
@@ -430,7 +575,8 @@ def candidate_facts(dialogue: Sequence[AnnotatedUtterance]) -> list[str]:
                 clause = rest
             if is_question(clause):
                 clause = _statement_part(clause)
-            if _FILLER.match(clause) or len(clause) < 4:
+            clause = _DISCOURSE.sub("", clause)
+            if _FILLER.match(clause) or len(clause) < 4 or not strip_greetings(clause):
                 continue
             facts.append(clause)
     return facts

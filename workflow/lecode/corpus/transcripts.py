@@ -6,8 +6,14 @@ Supported files (by suffix):
 - ``.jsonl``: one transcript object per line;
 - ``.srt`` / ``.vtt``: subtitles whose cue text starts with a speaker tag (``说话人1：...``,
   ``[说话人1] ...``, ``SPEAKER_01: ...``; in VTT also ``<v 说话人1>...``); the id is the
-  file's stem;
+  file's stem; every block must be a cue with a well-formed timing line (a malformed one stops
+  the read: its text would otherwise vanish);
 - ``.txt``: lines ``说话人1：...``; a line without a tag continues the previous turn.
+
+Speaker tags are regular expressions (``corpus.speaker_tags``, default
+:data:`DEFAULT_SPEAKER_TAGS`). A line that starts like a tag (a short name and a colon, or a
+bracketed name) that no pattern accepts stops the read naming it, instead of being glued onto
+the previous turn.
 
 A turn is ``{"speaker": ..., "text": ...}`` (``start`` optional) or ``[speaker, text]``. Every
 problem is reported with file, line and field, and a file with any problem yields nothing.
@@ -23,17 +29,37 @@ from pathlib import Path
 from typing import Any
 
 SUFFIXES = (".json", ".jsonl", ".srt", ".vtt", ".txt")
-_SPEAKER = (
-    r"(?:说话人|发言人|讲话人|[Ss]peaker|SPEAKER)[ _]?[0-9A-Za-z]{1,3}"
-    r"|用户|律师|客户|当事人|主播|连麦者|[A-D]|[甲乙丙丁]"
+#: The speaker tags accepted by default (regular expressions, matched whole).
+DEFAULT_SPEAKER_TAGS: tuple[str, ...] = (
+    r"(?:说话人|发言人|讲话人|[Ss]peaker|SPEAKER)[ _]?[0-9A-Za-z]{1,3}",
+    r"用户|律师|客户|当事人|主播|连麦者|主持人|家属|网友|观众",
+    r"[\u4e00-\u9fff]{1,3}(?:女士|先生|律师|老师|阿姨|大姐|大哥)",
+    r"[A-D]|[甲乙丙丁]",
 )
-_TAG = re.compile(
-    rf"^\s*(?:\[(?P<b>{_SPEAKER})\]\s*[:：]?|(?P<p>{_SPEAKER})\s*[:：])\s*(?P<text>.*)$"
-)
+#: What looks like a speaker tag: a bracketed name, or a short name and a colon at the start
+#: of a line (an ASCII colon followed by a digit is a time, not a tag).
+_NAME = r"[^\s:：，,。？?！!、（）()「」\"'<>]{1,12}(?: [0-9A-Za-z]{1,3})?"
+_TAG_LIKE = re.compile(rf"^\s*(?:\[(?P<b>[^\]\s]{{1,12}})\]|(?P<p>{_NAME})\s*(?:：|:(?!\d)))")
 _VOICE = re.compile(r"^\s*<v(?:\.[^ >]*)?\s+([^>]+)>(.*?)(?:</v>)?\s*$")
 _TIMING = re.compile(
     r"^\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}\s*-->\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}"
 )
+_HEADER_BLOCK = re.compile(r"^(?:WEBVTT|NOTE|STYLE|REGION)\b")
+
+
+def tag_pattern(tags: Sequence[str] = DEFAULT_SPEAKER_TAGS) -> re.Pattern[str]:
+    """One pattern accepting a whole speaker tag of ``tags`` (each a regular expression)."""
+    if not tags:
+        raise ValueError("corpus.speaker_tags: at least one pattern is needed")
+    for t in tags:
+        try:
+            re.compile(t)
+        except re.error as exc:
+            msg = f"corpus.speaker_tags: {t!r} is not a regular expression: {exc}"
+            raise ValueError(msg) from None
+    return re.compile("|".join(f"(?:{t})" for t in tags))
+
+
 _ID = re.compile(r"^[A-Za-z0-9._\-\u4e00-\u9fff]+$")
 
 
@@ -76,8 +102,9 @@ class TranscriptError(ValueError):
 
 
 class _Reader:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, tags: re.Pattern[str]) -> None:
         self.path = path
+        self.tags = tags
         self.problems: list[TranscriptProblem] = []
 
     def bad(self, line: int, field: str, message: str) -> None:
@@ -148,38 +175,66 @@ class _Reader:
 
     # -- tagged text shapes -----------------------------------------------------------------
     def tagged(self, lineno: int, text: str) -> tuple[str, str] | None:
+        """(speaker, text) of a tagged line; None for an untagged one (a continuation). A
+        tag-like start that no pattern accepts is a problem (and counts as tagged)."""
         voice = _VOICE.match(text)
         if voice:
             return voice.group(1).strip(), voice.group(2).strip()
-        m = _TAG.match(text)
-        if m:
-            return (m.group("b") or m.group("p")).strip(), m.group("text").strip()
-        return None
+        m = _TAG_LIKE.match(text)
+        if m is None:
+            return None
+        name = (m.group("b") or m.group("p")).strip()
+        rest = text[m.end() :].lstrip(" :：").strip()
+        if self.tags.fullmatch(name):
+            return name, rest
+        self.bad(
+            lineno,
+            "speaker",
+            f"unknown speaker tag {name!r}: add a pattern to corpus.speaker_tags, or rewrite "
+            "the line if it continues the previous turn",
+        )
+        return name, rest
 
     def subtitle_file(self, text: str) -> list[RawTranscript]:
         turns: list[RawTurn] = []
-        lines = text.split("\n")
-        cue_start = 0
-        in_cue = False
-        for lineno, raw in enumerate(lines, start=1):
-            line = raw.strip().lstrip("\ufeff")
-            if not line:
-                in_cue = False
-                continue
-            if _TIMING.match(line):
-                in_cue, cue_start = True, lineno
-                continue
-            if not in_cue:
-                continue  # cue numbers, WEBVTT header, NOTE blocks
+        lines = [raw.strip().lstrip("\ufeff") for raw in text.split("\n")]
+        block: list[tuple[int, str]] = []
+        for lineno, line in enumerate([*lines, ""], start=1):
+            if line:
+                block.append((lineno, line))
+            elif block:
+                self.cue(block, turns)
+                block = []
+        return self.single(turns)
+
+    def cue(self, block: list[tuple[int, str]], turns: list[RawTurn]) -> None:
+        """One blank-line separated block: a header/NOTE block, or [cue id] timing text..."""
+        if _HEADER_BLOCK.match(block[0][1]):
+            return
+        timing = next((k for k, (_, line) in enumerate(block[:2]) if _TIMING.match(line)), None)
+        if timing is None:
+            k = 1 if len(block) > 1 and block[0][1].isdigit() else 0
+            lineno, line = block[k]
+            self.bad(
+                lineno,
+                "timing",
+                f"not a cue timing 'HH:MM:SS,mmm --> HH:MM:SS,mmm': {line[:40]!r} (the cue's "
+                "text would be lost)",
+            )
+            return
+        body = block[timing + 1 :]
+        if not body:
+            return
+        cue_first = len(turns)
+        for lineno, line in body:
             tagged = self.tagged(lineno, line)
             if tagged is not None:
                 turns.append(RawTurn(tagged[0], tagged[1], lineno))
-            elif turns and turns[-1].line >= cue_start:
+            elif len(turns) > cue_first:
                 last = turns[-1]
                 turns[-1] = RawTurn(last.speaker, last.text + line, last.line)
             else:
                 self.bad(lineno, "speaker", f"cue text without a speaker tag: {line[:30]!r}")
-        return self.single(turns)
 
     def plain_file(self, text: str) -> list[RawTranscript]:
         turns: list[RawTurn] = []
@@ -199,7 +254,8 @@ class _Reader:
 
     def single(self, turns: list[RawTurn]) -> list[RawTranscript]:
         if not turns:
-            self.bad(1, "turns", "no speaker-tagged text")
+            if not self.problems:  # else those problems say why
+                self.bad(1, "turns", "no speaker-tagged text")
             return []
         rid = self.path.stem
         if not _ID.match(rid):
@@ -208,10 +264,12 @@ class _Reader:
         return [RawTranscript(rid, str(self.path), tuple(turns))]
 
 
-def read_transcript_file(path: str | Path) -> list[RawTranscript]:
+def read_transcript_file(
+    path: str | Path, tags: Sequence[str] = DEFAULT_SPEAKER_TAGS
+) -> list[RawTranscript]:
     """The transcripts of one file, or :class:`TranscriptError` naming every problem."""
     path = Path(path)
-    reader = _Reader(path)
+    reader = _Reader(path, tag_pattern(tags))
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise TranscriptError(
@@ -247,14 +305,16 @@ def transcript_files(directory: str | Path) -> list[Path]:
     return sorted(p for p in d.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
 
 
-def read_transcripts(paths: Iterable[str | Path]) -> list[RawTranscript]:
+def read_transcripts(
+    paths: Iterable[str | Path], tags: Sequence[str] = DEFAULT_SPEAKER_TAGS
+) -> list[RawTranscript]:
     """Every transcript of ``paths``; every problem of every file in one error; ids unique."""
     out: list[RawTranscript] = []
     problems: list[TranscriptProblem] = []
     seen: dict[str, str] = {}
     for p in paths:
         try:
-            found = read_transcript_file(p)
+            found = read_transcript_file(p, tags)
         except TranscriptError as exc:
             problems.extend(exc.problems)
             continue
@@ -270,3 +330,50 @@ def read_transcripts(paths: Iterable[str | Path]) -> list[RawTranscript]:
     if problems:
         raise TranscriptError(problems)
     return out
+
+
+def transcript_ids(path: str | Path) -> list[tuple[str, int]]:
+    """(id, line) of each transcript of a file, read cheaply for planning: the file stem for
+    subtitles and plain text, the ``id`` of each object for JSON and JSONL (a file that does
+    not parse yields nothing here; its reader names the problem)."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".json", ".jsonl"):
+        return [(p.stem, 1)]
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return []
+    out: list[tuple[str, int]] = []
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return []
+        for item in data if isinstance(data, list) else [data]:
+            if isinstance(item, dict) and isinstance(item.get("id"), str | int):
+                out.append((str(item["id"]), 1))
+        return out
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        try:
+            item = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict) and isinstance(item.get("id"), str | int):
+            out.append((str(item["id"]), lineno))
+    return out
+
+
+def duplicate_ids(files: Iterable[str | Path]) -> list[TranscriptProblem]:
+    """Every transcript id that two files (or two records of one file) share."""
+    seen: dict[str, str] = {}
+    problems: list[TranscriptProblem] = []
+    for f in files:
+        for tid, line in transcript_ids(f):
+            if tid in seen:
+                problems.append(
+                    TranscriptProblem(str(f), line, "id", f"{tid!r} repeats {seen[tid]}")
+                )
+            else:
+                seen[tid] = f"{f}:{line}"
+    return problems

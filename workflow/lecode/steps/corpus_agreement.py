@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
-from lecode.corpus.agreement import Agreement, compare
+from lecode.corpus.agreement import Agreement, compare, group_agreement
 from lecode.corpus.agreement_report import write_agreement
 from lecode.corpus.inputs import load_pre, load_review
 from lecode.corpus.specs import AgreementSpec
@@ -54,7 +54,23 @@ def run(
             )
         )
     changes = [c for rv in reviews.values() for c in rv.changes]
-    written = write_agreement(agreements, changes, out_dir, spec_digest=spec.digest())
+    group = None
+    if len(reviews) >= 2:
+        group = group_agreement(
+            list(reviews),
+            pre1,
+            pre2,
+            [r.stage1 for r in reviews.values()],
+            [r.stage2 for r in reviews.values()],
+            spec.fact_threshold,
+        )
+        log.info(
+            "agreement of %d reviewers: intent alpha %.3f, importance alpha %.3f",
+            len(reviews),
+            group.intent_alpha,
+            group.importance_alpha,
+        )
+    written = write_agreement(agreements, changes, out_dir, spec_digest=spec.digest(), group=group)
     for ag in agreements:
         log.info(
             "agreement %s vs %s: intents %.3f (kappa %.3f), facts F1 %.3f",

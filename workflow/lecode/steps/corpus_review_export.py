@@ -13,8 +13,11 @@ from lecode.corpus.annotations import (
     Stage1Annotation,
     read_records,
 )
+from lecode.corpus.assign import ASSIGNMENTS_FILE, assign, assignments_csv
 from lecode.corpus.inputs import load_pre
+from lecode.corpus.labelstudio import write_tasks
 from lecode.corpus.review import export_review
+from lecode.corpus.roles_review import CHECK_FILE, roles_to_check
 from lecode.corpus.specs import ReviewExportSpec
 from lecode.recordio import atomic_write_text
 
@@ -22,10 +25,21 @@ log = logging.getLogger("lecode")
 
 GUIDELINES = """# Reviewing the pre-annotation
 
+Either in Label Studio (labelstudio/: one project per stage with stageN.config.xml as its
+labelling configuration and stageN.tasks.json imported; the pre-annotation shows as
+predictions to accept or correct; `lecode corpus ls-import` brings the JSON export back), or
+in a spreadsheet as follows.
+
 Copy the CSV files to <corpus.review_dir>/<your name>/ and edit them in a spreadsheet
 program (keep them CSV, UTF-8). <id>.source.txt shows the raw transcript with the identified
 roles and every standardisation edit, to check stage 1 against. The full guidelines are in
-docs/building-a-dataset.md.
+docs/building-a-dataset.md. Every sheet has a last column `comment` (备注): your note on the
+row, kept with the review.
+
+roles_to_check.csv lists the dialogues whose roles are doubtful (low confidence, the lawyer
+opening, several clients) or whose last turn is a client's that reads like advice. Check them
+before stage 1: copy the rows of a dialogue (id, speaker, role) into <corpus.review_dir>/
+roles.csv with the right role (用户 or 律师); the next build annotates it with those roles.
 
 <id>.stage1.csv (appendix E.1): one row per utterance, columns row, speaker, text, intent.
 - speaker: 用户 or 律师; fix wrong roles, split a row holding two speakers (add a row with an
@@ -44,6 +58,7 @@ docs/building-a-dataset.md.
   empty `row`; delete rows to remove facts; merge near-duplicates.
 - suggestion: the lawyer's advice consolidated, in the lawyer's own key terms.
 - case_type: types separated by ';'.
+- charge_type: the charges of a criminal case, separated by ';' (empty otherwise).
 """
 
 
@@ -73,12 +88,28 @@ def run(
     written = export_review(
         [pre1[i] for i in sorted(pre1)], [pre2[i] for i in sorted(pre2)], out_dir
     )
-    for f in roles:
-        for r in read_records(f, RoleAnnotation):
-            if r.id in pre1:
-                path = Path(out_dir) / f"{r.id}.source.txt"
-                atomic_write_text(path, source_text(r, pre1[r.id]))
-                written.append(path)
+    role_records = [r for f in roles for r in read_records(f, RoleAnnotation)]
+    for r in role_records:
+        if r.id in pre1:
+            path = Path(out_dir) / f"{r.id}.source.txt"
+            atomic_write_text(path, source_text(r, pre1[r.id]))
+            written.append(path)
+    check = Path(out_dir) / CHECK_FILE
+    atomic_write_text(check, roles_to_check(sorted(role_records, key=lambda r: r.id)))
+    written.append(check)
+    written += write_tasks(
+        [pre1[i] for i in sorted(pre1)],
+        [pre2[i] for i in sorted(pre2)],
+        Path(out_dir) / "labelstudio",
+        spec.labelstudio_project,
+    )
+    if spec.assign.stage1 or spec.assign.stage2:
+        path = Path(out_dir) / ASSIGNMENTS_FILE
+        atomic_write_text(path, assignments_csv(assign(list(pre2), spec.assign)))
+        written.append(path)
+    flagged = sorted((i, f) for i, s in pre1.items() for f in s.flags)
+    for did, flag in flagged:
+        log.warning("dialogue %s: to check: %s", did, flag)
     atomic_write_text(Path(out_dir) / "GUIDELINES.md", GUIDELINES)
     log.info("review export: %d file(s) for %d dialogue(s) in %s", len(written), len(pre2), out_dir)
     return len(written)
