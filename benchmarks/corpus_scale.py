@@ -25,17 +25,17 @@ SHARDS = 4
 
 
 def one(n: int, work: Path) -> dict[str, float]:
+    from lecode.config.corpus import CorpusSplit
     from lecode.config.sections import RougeSettings
     from lecode.corpus.annotate import run as annotate
     from lecode.corpus.inputs import load_pre
     from lecode.corpus.plan import STEPS
     from lecode.corpus.review import import_review
-    from lecode.corpus.settings import CorpusSplit
     from lecode.corpus.specs import AgreementSpec, AssembleSpec, ReviewExportSpec
+    from lecode.corpus.steps import corpus_agreement, corpus_assemble, corpus_review_export
     from lecode.corpus.synthetic import write_synthetic
     from lecode.shards import shard_name
     from lecode.specs import FileRef
-    from lecode.steps import corpus_agreement, corpus_assemble, corpus_review_export
 
     times: dict[str, float] = {}
 

@@ -1,7 +1,7 @@
 """The fixed cost of every job: the imports of each step, before and after a change.
 
 A Snakemake job of step S runs ``workflow/scripts/S.py``, which imports ``lecode.specs``,
-``lecode.joblog`` and ``lecode.steps.S``; ``run()`` then imports more on its path (the LLM
+``lecode.joblog`` and ``lecode.<study>.steps.S``; ``run()`` then imports more on its path (the LLM
 roles' modules through the role builders, the response store and endpoint, polars where a
 score file is written). For each step this script imports that list in a fresh interpreter
 (wall seconds from the first import to the last, interpreter start excluded), in the working

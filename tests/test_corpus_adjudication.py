@@ -7,11 +7,11 @@ import csv
 import json
 from pathlib import Path
 
-from lecode.corpus.settings import CorpusSplit
+from lecode.config.corpus import CorpusSplit
 from lecode.corpus.specs import AssembleSpec
+from lecode.corpus.steps import corpus_assemble
 from lecode.dataset import load_cases
 from lecode.specs import FileRef
-from lecode.steps import corpus_assemble
 from tests.test_corpus_review import H1, write_reviews
 from tests.test_corpus_review import pre_files as pre_files  # noqa: F401  (a fixture)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lecode.config.corpus import CorpusAssign
 from lecode.corpus.assign import assign, progress
-from lecode.corpus.settings import CorpusAssign
 
 REPO = Path(__file__).resolve().parent.parent
 TEAM = CorpusAssign(stage1=("a", "b", "c", "d"), stage2=("x", "y"), overlap=0.25, seed=3)

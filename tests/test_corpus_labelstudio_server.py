@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.corpus import CorpusSplit
 from lecode.corpus import rules
 from lecode.corpus.annotations import write_records
 from lecode.corpus.labelstudio import (
@@ -30,11 +31,10 @@ from lecode.corpus.labelstudio import (
     write_tasks,
 )
 from lecode.corpus.labelstudio_client import LabelStudio, pull, push
-from lecode.corpus.settings import CorpusSplit
 from lecode.corpus.specs import AssembleSpec
+from lecode.corpus.steps import corpus_assemble
 from lecode.corpus.transcripts import read_transcripts, transcript_files
 from lecode.specs import FileRef
-from lecode.steps import corpus_assemble
 
 REPO = Path(__file__).resolve().parent.parent
 LS_ENV = REPO / ".venv-labelstudio"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from lecode.config.corpus import CorpusSplit
 from lecode.config.experiment import Settings
 from lecode.corpus import rules
 from lecode.corpus.annotate import run as annotate
@@ -18,12 +19,11 @@ from lecode.corpus.annotations import RoleAnnotation, read_records
 from lecode.corpus.inputs import load_pre
 from lecode.corpus.plan import CorpusPlan
 from lecode.corpus.review import ReviewError, import_review
-from lecode.corpus.settings import CorpusSplit
 from lecode.corpus.specs import AssembleSpec, RolesSpec
+from lecode.corpus.steps import corpus_assemble
 from lecode.corpus.transcripts import TranscriptError, read_transcript_file
 from lecode.dataset import load_cases
 from lecode.specs import FileRef
-from lecode.steps import corpus_assemble
 from tests.test_corpus_review import H1, PRE1, PRE2
 from tests.test_corpus_review import pre_files as pre_files  # noqa: F401  (a fixture)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lecode.config.corpus import CorpusSplit
 from lecode.config.sections import RougeSettings
 from lecode.corpus.agreement import cohen_kappa, percent_agreement
 from lecode.corpus.annotations import (
@@ -20,11 +21,10 @@ from lecode.corpus.annotations import (
     write_records,
 )
 from lecode.corpus.review import ReviewError, export_review, import_review
-from lecode.corpus.settings import CorpusSplit
 from lecode.corpus.specs import AgreementSpec, AssembleSpec
+from lecode.corpus.steps import corpus_agreement, corpus_assemble
 from lecode.dataset import load_cases
 from lecode.specs import FileRef
-from lecode.steps import corpus_agreement, corpus_assemble
 from lecode.text import JiebaTokenizer
 
 
@@ -337,7 +337,7 @@ def test_export_step_writes_sheets_sources_and_guidelines(
 ) -> None:
     from lecode.corpus.annotations import RoleAnnotation
     from lecode.corpus.specs import ReviewExportSpec
-    from lecode.steps import corpus_review_export
+    from lecode.corpus.steps import corpus_review_export
 
     roles = RoleAnnotation(
         id="d1",

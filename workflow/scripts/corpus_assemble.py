@@ -2,8 +2,8 @@
 
 from lecode.corpus.errors import reported
 from lecode.corpus.specs import AssembleSpec
+from lecode.corpus.steps.corpus_assemble import run
 from lecode.joblog import setup_logging
-from lecode.steps.corpus_assemble import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

@@ -2,8 +2,8 @@
 
 from lecode.corpus.errors import reported
 from lecode.corpus.specs import ReviewExportSpec
+from lecode.corpus.steps.corpus_review_export import run
 from lecode.joblog import setup_logging
-from lecode.steps.corpus_review_export import run
 
 sm = snakemake  # type: ignore[name-defined]  # noqa: F821
 setup_logging(sm.log[0])

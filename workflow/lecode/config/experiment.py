@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from lecode.config.base import Name, ParamsFileError, Section, SettingsError
+from lecode.config.corpus import CorpusSettings
 from lecode.config.models import OFFLINE_ROLES, ModelEntry, VLLMEntry
 from lecode.config.roles import BASELINE, ClientRole, EvaluatorRole, ExpertRole, System
 from lecode.config.sections import (
@@ -32,7 +33,6 @@ from lecode.config.sections import (
     replay_forced,
 )
 from lecode.config.strategy_names import declared_strategies
-from lecode.corpus.settings import CorpusSettings
 
 
 class Settings(Section):

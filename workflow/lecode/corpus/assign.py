@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lecode.config.corpus import CorpusAssign
 from lecode.corpus.roles_review import bom_csv
-from lecode.corpus.settings import CorpusAssign
 
 ASSIGNMENTS_FILE = "assignments.csv"
 PROGRESS_FILE = "progress.csv"

@@ -7,9 +7,9 @@ from functools import cached_property
 from pathlib import Path
 
 from lecode.config.base import SettingsError
+from lecode.config.corpus import CorpusSettings
 from lecode.config.experiment import Settings
 from lecode.corpus.roles_review import ROLES_FILE, RolesFileError, read_roles_file
-from lecode.corpus.settings import CorpusSettings
 from lecode.corpus.specs import (
     AgreementSpec,
     AnnotateSpec,

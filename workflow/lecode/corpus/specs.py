@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from lecode.config.corpus import CorpusAssign, CorpusSplit
 from lecode.config.sections import RougeSettings
-from lecode.corpus.settings import CorpusAssign, CorpusSplit
 from lecode.specs import FileRef, JobSpec, LLMRuntimeSpec, Role
 
 

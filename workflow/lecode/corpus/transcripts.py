@@ -28,14 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lecode.config.corpus import DEFAULT_SPEAKER_TAGS, tag_pattern
+
 SUFFIXES = (".json", ".jsonl", ".srt", ".vtt", ".txt")
-#: The speaker tags accepted by default (regular expressions, matched whole).
-DEFAULT_SPEAKER_TAGS: tuple[str, ...] = (
-    r"(?:说话人|发言人|讲话人|[Ss]peaker|SPEAKER)[ _]?[0-9A-Za-z]{1,3}",
-    r"用户|律师|客户|当事人|主播|连麦者|主持人|家属|网友|观众",
-    r"[\u4e00-\u9fff]{1,3}(?:女士|先生|律师|老师|阿姨|大姐|大哥)",
-    r"[A-D]|[甲乙丙丁]",
-)
 #: What looks like a speaker tag: a bracketed name, or a short name and a colon at the start
 #: of a line (an ASCII colon followed by a digit is a time, not a tag).
 _NAME = r"[^\s:：，,。？?！!、（）()「」\"'<>]{1,12}(?: [0-9A-Za-z]{1,3})?"
@@ -45,19 +40,6 @@ _TIMING = re.compile(
     r"^\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}\s*-->\s*(\d{1,2}:)?\d{1,2}:\d{2}[.,]\d{1,3}"
 )
 _HEADER_BLOCK = re.compile(r"^(?:WEBVTT|NOTE|STYLE|REGION)\b")
-
-
-def tag_pattern(tags: Sequence[str] = DEFAULT_SPEAKER_TAGS) -> re.Pattern[str]:
-    """One pattern accepting a whole speaker tag of ``tags`` (each a regular expression)."""
-    if not tags:
-        raise ValueError("corpus.speaker_tags: at least one pattern is needed")
-    for t in tags:
-        try:
-            re.compile(t)
-        except re.error as exc:
-            msg = f"corpus.speaker_tags: {t!r} is not a regular expression: {exc}"
-            raise ValueError(msg) from None
-    return re.compile("|".join(f"(?:{t})" for t in tags))
 
 
 _ID = re.compile(r"^[A-Za-z0-9._\-\u4e00-\u9fff]+$")

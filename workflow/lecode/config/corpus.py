@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from lecode.config.base import Name, Section
-from lecode.corpus.transcripts import DEFAULT_SPEAKER_TAGS, tag_pattern
+
+#: The speaker tags a transcript may use, as regular expressions (``corpus.speaker_tags``).
+DEFAULT_SPEAKER_TAGS: tuple[str, ...] = (
+    r"(?:说话人|发言人|讲话人|[Ss]peaker|SPEAKER)[ _]?[0-9A-Za-z]{1,3}",
+    r"用户|律师|客户|当事人|主播|连麦者|主持人|家属|网友|观众",
+    r"[\u4e00-\u9fff]{1,3}(?:女士|先生|律师|老师|阿姨|大姐|大哥)",
+    r"[A-D]|[甲乙丙丁]",
+)
+
+
+def tag_pattern(tags: Sequence[str] = DEFAULT_SPEAKER_TAGS) -> re.Pattern[str]:
+    """One pattern accepting a whole speaker tag of ``tags`` (each a regular expression)."""
+    if not tags:
+        raise ValueError("corpus.speaker_tags: at least one pattern is needed")
+    for t in tags:
+        try:
+            re.compile(t)
+        except re.error as exc:
+            msg = f"corpus.speaker_tags: {t!r} is not a regular expression: {exc}"
+            raise ValueError(msg) from None
+    return re.compile("|".join(f"(?:{t})" for t in tags))
 
 
 class CorpusSplit(Section):
