@@ -61,10 +61,10 @@ all: env sysdeps
 test: env sysdeps
 	$(VENV)/bin/pytest -q
 
-test-slow: env sysdeps
+test-slow: env sysdeps labelstudio-env
 	$(VENV)/bin/pytest -q -m slow
 
-test-all: env sysdeps
+test-all: env sysdeps labelstudio-env
 	$(VENV)/bin/pytest -q -m "slow or not slow"
 
 # Running on a cluster (docs/clusters.md): the SLURM executor plugin, the
