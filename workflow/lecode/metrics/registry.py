@@ -7,14 +7,14 @@ figures choose their columns with :func:`with_tag`, never by position.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 
 from lecode.columns import Metric
 from lecode.metrics import declared
 from lecode.metrics.declaration import TAGS, MetricDeclaration
+from lecode.registries import declaration_modules as modules_of
+from lecode.registries import declared_in
 
 
 class RegistryError(ValueError):
@@ -23,16 +23,11 @@ class RegistryError(ValueError):
 
 def declaration_modules(package: ModuleType = declared) -> list[str]:
     """The modules of ``package`` (recursively), by name."""
-    found = pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
-    return sorted(m.name for m in found if not m.ispkg)
+    return modules_of(package)
 
 
 def _declared_in(name: str) -> tuple[MetricDeclaration, ...]:
-    module = importlib.import_module(name)
-    decls = getattr(module, "DECLARED", None)
-    if not isinstance(decls, tuple) or not all(isinstance(d, MetricDeclaration) for d in decls):
-        raise RegistryError(f"{name}: DECLARED must be a tuple of MetricDeclaration")
-    return decls
+    return declared_in(name, MetricDeclaration, RegistryError)
 
 
 def collect(modules: Iterable[str]) -> tuple[MetricDeclaration, ...]:

@@ -7,11 +7,11 @@ package (no import statement names them), each holding a ``DECLARED`` tuple of
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Iterable
 from types import ModuleType
 
+from lecode.registries import declaration_modules as modules_of
+from lecode.registries import declared_in
 from lecode.report import declared
 from lecode.report.tabledecl import TableDeclaration
 
@@ -22,16 +22,11 @@ class TableRegistryError(ValueError):
 
 def declaration_modules(package: ModuleType = declared) -> list[str]:
     """The modules of ``package`` (recursively), by name."""
-    found = pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
-    return sorted(m.name for m in found if not m.ispkg)
+    return modules_of(package)
 
 
 def _declared_in(name: str) -> tuple[TableDeclaration, ...]:
-    module = importlib.import_module(name)
-    decls = getattr(module, "DECLARED", None)
-    if not isinstance(decls, tuple) or not all(isinstance(d, TableDeclaration) for d in decls):
-        raise TableRegistryError(f"{name}: DECLARED must be a tuple of TableDeclaration")
-    return decls
+    return declared_in(name, TableDeclaration, TableRegistryError)
 
 
 #: Names the tables step writes besides the declared tables: a declaration may not take them.
