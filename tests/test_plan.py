@@ -11,7 +11,7 @@ import yaml
 from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.plan import Plan
-from lecode.specs import roles_in
+from lecode.specs import roles_in, roles_in_param
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -157,3 +157,6 @@ def test_a_jobs_models_are_the_roles_its_spec_holds() -> None:
     names = {r.name for r in roles_in(json.loads(replicate.to_json()))}
     assert names == {"a", p["client"]["model"], p["matcher"]["model"], "b"}
     assert roles_in(json.loads(plan.shard_spec.to_json())) == []
+    # what a rule's params hand over: a spec's JSON, or a digest that only marks a rerun
+    assert [r.name for r in roles_in_param(plan.judge_spec.to_json())] == ["b"]
+    assert roles_in_param(plan.judge_spec.digest()) == [] and roles_in_param(None) == []

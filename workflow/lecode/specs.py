@@ -100,6 +100,14 @@ def roles_in(data: Any) -> list[Role]:
     return found
 
 
+def roles_in_param(value: Any) -> list[Role]:
+    """The roles of a rule's ``params: spec`` value: a spec's JSON holds them; other values
+    (a digest that only marks a rerun) hold none."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return []
+    return roles_in(json.loads(value))
+
+
 class LLMRuntimeSpec(Section):
     """How a job reaches LLMs: the store, retries, and every model entry it may need (a LoRA
     entry needs its server's entry). Never part of a digest."""

@@ -21,7 +21,7 @@ from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.plan import Plan
 from lecode.preflight import check_keys, count_records, preflight
-from lecode.specs import roles_in
+from lecode.specs import roles_in_param
 
 # Every job's software, for `--software-deployment-method apptainer` (unused otherwise: jobs
 # then run in the current environment): LECODE_IMAGE (e.g. docker://REGISTRY/lecode:lock-<digest>),
@@ -46,9 +46,7 @@ def models_of_jobs(jobs):
     """The model entries the given jobs call: the roles their specs hold (checked for API keys
     before any job runs)."""
     for job in jobs:
-        spec = getattr(job.params, "spec", None)
-        if isinstance(spec, str):
-            yield from (role.name for role in roles_in(json.loads(spec)))
+        yield from (role.name for role in roles_in_param(getattr(job.params, "spec", None)))
 
 
 def refuse_beside_dvc_repro():
