@@ -23,6 +23,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # two dry runs of the real workflow (about 15 s)
+
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 
