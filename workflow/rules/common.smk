@@ -105,31 +105,27 @@ HELPER_CALLS = Counter()
 HELPER_RUNS = Counter()
 
 
-def job_helper():
+def job_helper(fn):
     """A rule helper taking ``wildcards`` (and any other argument Snakemake passes by name,
     such as ``threads``), computed once per job."""
+    cache = {}
+    name = fn.__name__
 
-    def declare(fn):
-        cache = {}
-        name = fn.__name__
+    @functools.wraps(fn)
+    def helper(wildcards, *args, **kwargs):
+        HELPER_CALLS[name] += 1
+        key = (tuple(wildcards.items()), args, tuple(sorted(kwargs.items())))
+        try:
+            value = cache[key]
+        except KeyError:
+            HELPER_RUNS[name] += 1
+            value = cache[key] = fn(wildcards, *args, **kwargs)
+        # inputs are handed out as copies: what Snakemake does with one stays with it
+        return value.copy() if isinstance(value, (dict, list)) else value
 
-        @functools.wraps(fn)
-        def helper(wildcards, *args, **kwargs):
-            HELPER_CALLS[name] += 1
-            key = (tuple(wildcards.items()), args, tuple(sorted(kwargs.items())))
-            try:
-                value = cache[key]
-            except KeyError:
-                HELPER_RUNS[name] += 1
-                value = cache[key] = fn(wildcards, *args, **kwargs)
-            # inputs are handed out as copies: what Snakemake does with one stays with it
-            return value.copy() if isinstance(value, (dict, list)) else value
-
-        # what Snakemake would read from the signature at every call, read once
-        overwrite_function_params(helper, inspect.signature(fn).parameters)
-        return helper
-
-    return declare
+    # what Snakemake would read from the signature at every call, read once
+    overwrite_function_params(helper, inspect.signature(fn).parameters)
+    return helper
 
 
 def _write_helper_counts(path=os.environ.get("LECODE_HELPER_COUNTS")):
@@ -141,7 +137,7 @@ def _write_helper_counts(path=os.environ.get("LECODE_HELPER_COUNTS")):
 atexit.register(_write_helper_counts)
 
 
-@job_helper()
+@job_helper
 def threads_per_task(wildcards, threads):
     """``cpus_per_task`` of a cluster job: its ``threads``."""
     return threads
@@ -221,14 +217,14 @@ def shard_outputs():
 # -- simulate -------------------------------------------------------------------------------
 
 
-@job_helper()
+@job_helper
 def simulate_spec(wildcards):
     spec = PLAN.simulate_spec(wildcards.expert, wildcards.strategy)
     _check(wildcards, "sim", PLAN.sim(wildcards.expert, wildcards.strategy))
     return spec
 
 
-@job_helper()
+@job_helper
 def simulate_inputs(wildcards):
     spec = simulate_spec(wildcards)
     inputs = {"shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard)}
@@ -237,18 +233,18 @@ def simulate_inputs(wildcards):
     return with_adapters(inputs, spec.expert.name, spec.client.name)
 
 
-@job_helper()
+@job_helper
 def simulate_params(wildcards):
     return spec_json(simulate_spec(wildcards))
 
 
-@job_helper()
+@job_helper
 def simulate_api(wildcards):
     spec = simulate_spec(wildcards)
     return int(spec.expert.is_llm or spec.client.is_llm)
 
 
-@job_helper()
+@job_helper
 def simulate_runtime(wildcards):
     """Minutes of wall time on a cluster: a shard of LLM consultations waits on its API."""
     return 240 if simulate_api(wildcards) else 30
@@ -257,7 +253,7 @@ def simulate_runtime(wildcards):
 # -- match_facts and judge_advice -----------------------------------------------------------------
 
 
-@job_helper()
+@job_helper
 def evaluate_inputs(wildcards):
     return {
         "shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard),
@@ -265,34 +261,34 @@ def evaluate_inputs(wildcards):
     }
 
 
-@job_helper()
+@job_helper
 def match_inputs(wildcards):
     return with_adapters(evaluate_inputs(wildcards), PLAN.match_spec.role.name)
 
 
-@job_helper()
+@job_helper
 def judge_inputs(wildcards):
     return with_adapters(evaluate_inputs(wildcards), PLAN.judge_spec.role.name)
 
 
-@job_helper()
+@job_helper
 def match_params(wildcards):
     _check(wildcards, "mcfg", PLAN.mcfg)
     return spec_json(PLAN.match_spec)
 
 
-@job_helper()
+@job_helper
 def judge_params(wildcards):
     _check(wildcards, "jcfg", PLAN.jcfg)
     return spec_json(PLAN.judge_spec)
 
 
-@job_helper()
+@job_helper
 def match_api(wildcards):
     return int(PLAN.match_spec.role.is_llm)
 
 
-@job_helper()
+@job_helper
 def match_runtime(wildcards):
     return 120 if match_api(wildcards) else 15
 
@@ -300,7 +296,7 @@ def match_runtime(wildcards):
 # -- score_system and aggregate_scores ------------------------------------------------------------
 
 
-@job_helper()
+@job_helper
 def score_inputs(wildcards):
     e, s = wildcards.expert, wildcards.strategy
     _check(wildcards, "scfg", PLAN.scfg)
@@ -312,7 +308,7 @@ def score_inputs(wildcards):
     }
 
 
-@job_helper()
+@job_helper
 def score_params(wildcards):
     return spec_json(PLAN.score_spec)
 
@@ -328,7 +324,7 @@ def all_transcript_files(wildcards=None):
 # -- reliability study (Table 4) ------------------------------------------------------------------
 
 
-@job_helper()
+@job_helper
 def reliability_spec(wildcards):
     spec = PLAN.reliability_spec(wildcards.rclient, wildcards.cstrategy)
     _check(wildcards, "rcfg", spec.digest())
@@ -336,25 +332,25 @@ def reliability_spec(wildcards):
     return spec
 
 
-@job_helper()
+@job_helper
 def reliability_inputs(wildcards):
     spec = reliability_spec(wildcards)
     inputs = {"sample": PLAN.reliability_items_file}
     return with_adapters(inputs, *(r.name for r in (spec.client, spec.judge) if r is not None))
 
 
-@job_helper()
+@job_helper
 def reliability_params(wildcards):
     return spec_json(reliability_spec(wildcards))
 
 
-@job_helper()
+@job_helper
 def reliability_api(wildcards):
     spec = reliability_spec(wildcards)
     return int(any(r is not None and r.is_llm for r in (spec.client, spec.judge)))
 
 
-@job_helper()
+@job_helper
 def reliability_runtime(wildcards):
     return 120 if reliability_api(wildcards) else 15
 
@@ -370,14 +366,14 @@ def table4_targets(wildcards=None):
 # -- measured noise (replicates) ------------------------------------------------------------------
 
 
-@job_helper()
+@job_helper
 def replicate_spec(wildcards):
     return PLAN.replicate_spec_at(
         wildcards.expert, wildcards.strategy, wildcards.sim, wildcards.repcfg
     )
 
 
-@job_helper()
+@job_helper
 def replicate_inputs(wildcards):
     spec = replicate_spec(wildcards)
     inputs = {"test": spec.test.path}
@@ -389,12 +385,12 @@ def replicate_inputs(wildcards):
     return with_adapters(inputs, *(r.name for r in roles))
 
 
-@job_helper()
+@job_helper
 def replicate_params(wildcards):
     return spec_json(replicate_spec(wildcards))
 
 
-@job_helper()
+@job_helper
 def replicate_api(wildcards):
     spec = replicate_spec(wildcards)
     roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]

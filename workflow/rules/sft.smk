@@ -38,28 +38,28 @@ def _sft_train_variant(wildcards):
     return variant
 
 
-@job_helper()
+@job_helper
 def sft_data_params(wildcards):
     return spec_json(SFT_DATA_SPECS[_sft_data_variant(wildcards)])
 
 
-@job_helper()
+@job_helper
 def sft_data_api(wildcards):
     spec = SFT_DATA_SPECS[_sft_data_variant(wildcards)]
     return int(any(r is not None and r.is_llm for r in (spec.writer, spec.matcher)))
 
 
-@job_helper()
+@job_helper
 def sft_train_inputs(wildcards):
     return {"data": PLAN.sft_data_file(_sft_train_variant(wildcards))}
 
 
-@job_helper()
+@job_helper
 def sft_train_params(wildcards):
     return spec_json(PLAN.sft_train_spec(_sft_train_variant(wildcards)))
 
 
-@job_helper()
+@job_helper
 def publish_inputs(wildcards):
     trained = PLAN.sft_train_dir(wildcards.variant)
     return {"adapter": trained + "/adapter", "provenance": trained + "/provenance.json"}
@@ -74,7 +74,7 @@ def sft_adapter_targets(wildcards=None):
     return [PLAN.sft_published(v) for v in PLAN.sft_variants]
 
 
-@job_helper()
+@job_helper
 def sft_data_inputs(wildcards):
     spec = SFT_DATA_SPECS[_sft_data_variant(wildcards)]
     for role in (spec.writer, spec.matcher):
