@@ -16,7 +16,7 @@ import pytest
 from lecode import fingerprint as fp
 
 REPO = Path(__file__).resolve().parent.parent
-STEPS = sorted(s for s in fp.steps() if (REPO / "workflow/scripts" / f"{s}.py").is_file())
+STEPS = sorted(fp.steps())
 #: modules whose comments and docstrings must move no step (relative to workflow/lecode)
 QUIET_EDITS = ("config/models.py", "records.py", "llm/templates.py", "metrics/clarification.py")
 CODE_EDIT = b"\n_EDITED_FOR_THE_TEST = 1\n"
@@ -98,7 +98,36 @@ def test_an_unparsable_file_is_named() -> None:
 # --------------------------------------------------------------------------- the real package
 
 
-def test_every_step_has_an_entry_module_and_script() -> None:
+def test_every_step_has_an_entry_module_that_declares_it() -> None:
+    """Each ``lecode/<study>/steps/<step>.py`` declares ``STEP = Step(spec=<its spec>, ...)``
+    whose spec names that step (read from the syntax tree: importing every step would load
+    every library the pipeline uses)."""
+    import ast
+
+    import importlib
+
+    studies = {fp.step_module(s).split(".")[1] for s in STEPS}
+    spec_steps = {
+        name: cls.step
+        for study in studies
+        for name, cls in vars(importlib.import_module(f"lecode.{study}.specs")).items()
+        if isinstance(cls, type) and isinstance(getattr(cls, "step", None), str)
+    }
+    for step in STEPS:
+        path = fp.module_file(fp.step_module(step))
+        assert path is not None
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "STEP" for t in node.targets)
+        ]
+        assert len(declared) == 1, f"{path}: one STEP = Step(...) at module level"
+        call = declared[0]
+        assert isinstance(call, ast.Call) and ast.unparse(call.func) == "Step", path
+        spec = next(k.value for k in call.keywords if k.arg == "spec")
+        assert spec_steps[ast.unparse(spec)] == step, (path, ast.unparse(spec))
     assert set(STEPS) >= {
         "shard_dataset",
         "simulate",
@@ -177,15 +206,16 @@ def test_editing_the_judge_changes_only_the_judge(workflow_copy: Path) -> None:
     assert not changed & {"simulate", "match_facts", "score_system", "shard_dataset"}
 
 
-def test_scripts_are_hashed_normalised(workflow_copy: Path) -> None:
+def test_the_step_script_is_hashed_normalised(workflow_copy: Path) -> None:
+    """Every step rule runs ``scripts/step.py``: a code edit there moves every step."""
     before = step_codes(workflow_copy)
-    script = workflow_copy / "scripts/score_system.py"
+    script = workflow_copy / "scripts/step.py"
     original = script.read_bytes()
     script.write_bytes(original + b"\n# reviewed\n")
     assert step_codes(workflow_copy) == before
     script.write_bytes(original + CODE_EDIT)
     after = step_codes(workflow_copy)
-    assert {s for s in STEPS if after[s] != before[s]} == {"score_system"}
+    assert {s for s in STEPS if after[s] != before[s]} == set(STEPS)
 
 
 def test_a_new_helper_module_is_covered_once_imported(workflow_copy: Path) -> None:
@@ -218,7 +248,7 @@ def test_reading_another_tree(workflow_copy: Path) -> None:
     installed = fp.step_code("score_system")
     template = REPO / "workflow/prompts/judge/advice_quality.txt"
     template_digest = fp.digest_files([template], template.parent)
-    script = workflow_copy / "scripts/score_system.py"
+    script = workflow_copy / "scripts/step.py"
     script.write_bytes(script.read_bytes() + CODE_EDIT)
     copied = workflow_copy.parent / "workflow/prompts/judge"
     copied.mkdir(parents=True)

@@ -66,7 +66,7 @@ doc = load(TABLES, "table3")
 cell = find_cell(doc, "llmx/zero_shot", "CR")
 print(json.dumps({
     "lecode": lecode.__file__,
-    "header": Path(p.plan.aggregate_file).read_text(encoding="utf-8").splitlines()[0],
+    "header": Path(p.plan.evaluation.aggregate_file).read_text(encoding="utf-8").splitlines()[0],
     "table3": (Path(TABLES) / "table3.md").read_text(encoding="utf-8"),
     "table6": (Path(TABLES) / "table6.md").read_text(encoding="utf-8"),
     "table7": (Path(TABLES) / "table7.md").read_text(encoding="utf-8"),

@@ -118,8 +118,9 @@ def _scores(path, values: dict[str, float | None]) -> None:  # type: ignore[no-u
 def test_noise_job_by_hand(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
+    from lecode.noise.specs import NoiseSpec, ReplicateRun
     from lecode.noise.steps.noise import run
-    from lecode.specs import FileRef, NoiseSpec, ReplicateRun
+    from lecode.specs import FileRef
 
     # base recall over cases a, b: 0.2, 0.6 (var 0.08); expert run: 0.4, 0.6 (per-case
     # variances 0.02, 0 -> v_expert 0.01); judge run: identical (judge noise 0 for recall)

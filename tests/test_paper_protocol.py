@@ -20,7 +20,7 @@ from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.config.models import VLLMEntry
 from lecode.config.protocol import layer_problems, snapshot_family, snapshot_problems
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.preflight import preflight
 from tests.conftest import copy_project
 
@@ -229,14 +229,14 @@ def test_the_paper_sft_entries_serve_the_adapters_this_run_publishes() -> None:
     base = plan.settings.models["qwen2.5-7b"]
     assert isinstance(base, VLLMEntry)
     for variant in ("direct", "keyfact", "keyfact-e"):
-        published = plan.sft_published(variant)
+        published = plan.sft.sft_published(variant)
         assert published == f"results/sft/lora/{variant}-sft"
         assert base.lora[f"{variant}-sft"] == published
-        identity = plan.adapter_identity(f"{variant}-sft")
-        assert identity == "train:" + plan.sft_train_spec(variant).digest()
-    assert not plan.warnings
-    assert [x.system.label for x in plan.system_files if x.not_run] == []
-    assert plan.adapter_inputs("direct-sft") == sorted(
+        identity = plan.roles.adapter_identity(f"{variant}-sft")
+        assert identity == "train:" + plan.sft.sft_train_spec(variant).digest()
+    assert not plan.roles.warnings
+    assert [x.system.label for x in plan.evaluation.system_files if x.not_run] == []
+    assert plan.roles.adapter_inputs("direct-sft") == sorted(
         f"results/sft/lora/{v}-sft" for v in ("direct", "keyfact", "keyfact-e")
     )
 

@@ -10,7 +10,7 @@ import yaml
 
 from lecode import paths
 from lecode.config.experiment import Settings
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.specs import roles_in, roles_in_param
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,9 +33,22 @@ def _params() -> dict[str, Any]:
 
 def _digests(p: dict[str, Any]) -> dict[str, str | None]:
     plan = Plan(Settings.parse(p), paper=REPO / "data/paper_numbers.csv")
-    out: dict[str, str | None] = {"shards": plan.shardset, "match": plan.mcfg, "judge": plan.jcfg}
-    out.update({f"sim:{x.expert}": plan.sim(x.expert, x.strategy) for x in plan.systems})
-    out.update(score=plan.scfg, aggregate=plan.aggregate_file, tables=plan.tables_dir)
+    out: dict[str, str | None] = {
+        "shards": plan.evaluation.shardset,
+        "match": plan.evaluation.mcfg,
+        "judge": plan.evaluation.jcfg,
+    }
+    out.update(
+        {
+            f"sim:{x.expert}": plan.evaluation.sim(x.expert, x.strategy)
+            for x in plan.evaluation.systems
+        }
+    )
+    out.update(
+        score=plan.evaluation.scfg,
+        aggregate=plan.evaluation.aggregate_file,
+        tables=plan.report.tables_dir,
+    )
     return out
 
 
@@ -119,24 +132,26 @@ def test_the_test_set_names_the_shard_set_but_not_the_simulation(tmp_path: Path)
 
 def test_paths_round_trip_through_the_parser() -> None:
     plan = Plan(Settings.parse(_params()), paper=REPO / "data/paper_numbers.csv")
-    t = plan.transcript("a", "zero_shot", "001")
+    t = plan.evaluation.transcript("a", "zero_shot", "001")
     assert paths.parse(t) == (
         "transcript",
         {
             "expert": "a",
             "strategy": "zero_shot",
-            "sim": plan.sim("a", "zero_shot"),
-            "shardset": plan.shardset,
+            "sim": plan.evaluation.sim("a", "zero_shot"),
+            "shardset": plan.evaluation.shardset,
             "shard": "001",
         },
     )
-    assert paths.parse(plan.score("b", "zero_shot"))[0] == "score"
-    assert paths.parse(plan.journal("a", "zero_shot"))[1]["sim"] == plan.sim("a", "zero_shot")
+    assert paths.parse(plan.evaluation.score("b", "zero_shot"))[0] == "score"
+    assert paths.parse(plan.evaluation.journal("a", "zero_shot"))[1]["sim"] == plan.evaluation.sim(
+        "a", "zero_shot"
+    )
 
 
 def test_spec_json_round_trips_and_keeps_the_digest() -> None:
     plan = Plan(Settings.parse(_params()), paper=REPO / "data/paper_numbers.csv")
-    spec = plan.simulate_spec("a", "zero_shot")
+    spec = plan.evaluation.simulate_spec("a", "zero_shot")
     again = type(spec).from_json(spec.to_json())
     assert again == spec and again.digest() == spec.digest()
     assert "concurrency" not in str(spec.identity())
@@ -149,14 +164,14 @@ def test_a_jobs_models_are_the_roles_its_spec_holds() -> None:
     p["judge"] = {"model": "b"}
     p["replicates"] = {"experts": ["a"], "n": 2, "cases": 2}
     plan = Plan(Settings.parse(p), paper=REPO / "data/paper_numbers.csv")
-    simulate = plan.simulate_spec("a", "zero_shot")
+    simulate = plan.evaluation.simulate_spec("a", "zero_shot")
     assert [r.name for r in roles_in(simulate)] == ["a", p["client"]["model"]]
     assert [r.name for r in roles_in(json.loads(simulate.to_json()))] == ["a", p["client"]["model"]]
-    assert [r.name for r in roles_in(json.loads(plan.judge_spec.to_json()))] == ["b"]
-    replicate = plan.replicate_specs()[0]
+    assert [r.name for r in roles_in(json.loads(plan.evaluation.judge_spec.to_json()))] == ["b"]
+    replicate = plan.noise.replicate_specs()[0]
     names = {r.name for r in roles_in(json.loads(replicate.to_json()))}
     assert names == {"a", p["client"]["model"], p["matcher"]["model"], "b"}
-    assert roles_in(json.loads(plan.shard_spec.to_json())) == []
+    assert roles_in(json.loads(plan.evaluation.shard_spec.to_json())) == []
     # what a rule's params hand over: a spec's JSON, or a digest that only marks a rerun
-    assert [r.name for r in roles_in_param(plan.judge_spec.to_json())] == ["b"]
-    assert roles_in_param(plan.judge_spec.digest()) == [] and roles_in_param(None) == []
+    assert [r.name for r in roles_in_param(plan.evaluation.judge_spec.to_json())] == ["b"]
+    assert roles_in_param(plan.evaluation.judge_spec.digest()) == [] and roles_in_param(None) == []

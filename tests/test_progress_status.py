@@ -17,7 +17,7 @@ import yaml
 from lecode import paths
 from lecode.cli import main
 from lecode.config.experiment import Settings
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.progress import Progress, duration, failure_kind
 from lecode.recordio import dumps, write_matches, write_transcripts
 from lecode.records import Matches, RoleUsage, Transcript, Turn
@@ -212,7 +212,7 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
     plan = Plan(Settings.load(*params))
     ids = sorted(c["id"] for c in synthetic_cases(6))
     # the LLM system: three dialogues journaled (one a parse error), one of another test set
-    journal = Path(plan.journal("gpt", "zero_shot"))
+    journal = Path(plan.evaluation.journal("gpt", "zero_shot"))
     journal.parent.mkdir(parents=True)
     lines = [
         _t(ids[0], "advice", 0.2),
@@ -224,11 +224,11 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
     # shard 000 finished: its transcripts hold a failed dialogue (never journaled) and matches
     err = "model 'gpt' (expert/turn): rate_limit after 7 attempt(s): HTTP 429: slow"
     write_transcripts(
-        plan.transcript("gpt", "zero_shot", "000"),
+        plan.evaluation.transcript("gpt", "zero_shot", "000"),
         [_t(ids[0], "advice", 0.2), _t(ids[3], "error", 0.02, err)],
     )
     write_matches(
-        plan.match("gpt", "zero_shot", "000"),
+        plan.evaluation.match("gpt", "zero_shot", "000"),
         [
             Matches(
                 case_id=ids[0],
@@ -252,7 +252,7 @@ def test_status_counts_dialogues_failures_spend_and_running_shards(
         ],
     )
     # shard 001 is running: Snakemake's incomplete marker, its log with two progress lines
-    out = plan.transcript("gpt", "zero_shot", "001")
+    out = plan.evaluation.transcript("gpt", "zero_shot", "001")
     marker = Path(".snakemake/incomplete") / base64.urlsafe_b64encode(out.encode()).decode()
     marker.parent.mkdir(parents=True)
     marker.write_text("{}")
@@ -323,7 +323,7 @@ def test_status_tells_a_stale_lock_from_a_live_run(
     monkeypatch.chdir(tmp_path)
     params = _project(tmp_path)
     plan = Plan(Settings.load(*params))
-    out = plan.transcript("gpt", "zero_shot", "001")
+    out = plan.evaluation.transcript("gpt", "zero_shot", "001")
     marker = Path(".snakemake/incomplete") / base64.urlsafe_b64encode(out.encode()).decode()
     marker.parent.mkdir(parents=True)
     marker.write_text("{}")

@@ -16,7 +16,7 @@ import pytest
 from lecode.config.experiment import Settings
 from lecode.dataset import to_lecode_json
 from lecode.evaluation.steps import aggregate_scores, score_system, shard_dataset
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.recordio import (
     atomic_write_text,
     read_cases,
@@ -96,10 +96,12 @@ def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNam
     )
     shutil.copy(ROOT / "data" / "paper_numbers.csv", root / "data" / "paper_numbers.csv")
     plan = Plan(settings, paper="data/paper_numbers.csv")
-    shard_dataset.run(plan.shard_spec, out_dir=str(Path(plan.index_file).parent))
+    shard_dataset.run(
+        plan.evaluation.shard_spec, out_dir=str(Path(plan.evaluation.index_file).parent)
+    )
     base_ts = read_transcripts(DATA_DIR / "transcripts.jsonl")
     base_ms = read_matches(DATA_DIR / "matches.jsonl")
-    for x in plan.system_files:
+    for x in plan.evaluation.system_files:
         ex, st = x.system.expert, x.system.strategy
         llm = ex == "llmx"
         reported = {"config_hash": x.simulate}
@@ -131,15 +133,15 @@ def build_project(root: Path, params: dict[str, Any] | None = None) -> SimpleNam
         write_transcripts(t_path, ts)
         write_matches(m_path, ms)
         score_system.run(
-            plan.score_spec,
-            shards=plan.shard_files(),
+            plan.evaluation.score_spec,
+            shards=plan.evaluation.shard_files(),
             transcripts=x.transcripts,
             matches=x.matches,
             judgements=x.judgements,
             out=x.score_file,
         )
-    aggregate_scores.run(plan.aggregate_spec, out=plan.aggregate_file)
-    tables_step.run(plan.tables_spec, out_dir=TABLES)
+    aggregate_scores.run(plan.evaluation.aggregate_spec, out=plan.evaluation.aggregate_file)
+    tables_step.run(plan.report.tables_spec, out_dir=TABLES)
     return SimpleNamespace(root=root, plan=plan, settings=settings)
 
 
@@ -172,7 +174,7 @@ def test_a_document_next_to_every_table(project: SimpleNamespace) -> None:
     }
     for name, doc in docs.items():
         assert doc.schema_version == SCHEMA_VERSION and doc.table == name
-        assert doc.spec_digest == project.plan.tables_spec.digest()
+        assert doc.spec_digest == project.plan.report.tables_spec.digest()
         for ext in ("md", "csv") + (("tex",) if name != "usage" else ()):
             assert (Path(TABLES) / f"{name}.{ext}").is_file()
         ids = [c.id for _, c in doc.cells()]
@@ -243,11 +245,11 @@ def test_run_names_every_input_with_its_hash(project: SimpleNamespace) -> None:
     plan = project.plan
     run = load(TABLES, "table3").run
     assert run is not None
-    assert run.aggregate.path == plan.aggregate_file
-    assert run.aggregate.sha256 == file_sha256(plan.aggregate_file)
+    assert run.aggregate.path == plan.evaluation.aggregate_file
+    assert run.aggregate.sha256 == file_sha256(plan.evaluation.aggregate_file)
     assert run.dataset.test.sha256 == file_sha256("data/test.jsonl")
-    assert run.dataset.index.path == plan.index_file and run.dataset.n_cases == 4
-    assert [s.path for s in run.dataset.shards] == plan.shard_files()
+    assert run.dataset.index.path == plan.evaluation.index_file and run.dataset.n_cases == 4
+    assert [s.path for s in run.dataset.shards] == plan.evaluation.shard_files()
     assert run.dataset.shards[0].records == 4
     assert run.paper.sha256 == file_sha256("data/paper_numbers.csv")
     assert run.settings == project.settings.report
@@ -259,7 +261,9 @@ def test_run_names_every_input_with_its_hash(project: SimpleNamespace) -> None:
 
 def test_systems_name_their_jobs_roles_and_files(project: SimpleNamespace) -> None:
     doc = load(TABLES, "table3")
-    files = {f"{x.system.expert}/{x.system.strategy}": x for x in project.plan.system_files}
+    files = {
+        f"{x.system.expert}/{x.system.strategy}": x for x in project.plan.evaluation.system_files
+    }
     llm = doc.systems["llmx/zero_shot"]
     x = files["llmx/zero_shot"]
     assert llm.system.label == "LLM − X" and llm.system.group == "Group − one"
@@ -270,7 +274,7 @@ def test_systems_name_their_jobs_roles_and_files(project: SimpleNamespace) -> No
         None,
         x.score,
     )
-    assert llm.jobs.simulate == project.plan.simulate_spec("llmx", "zero_shot").digest()
+    assert llm.jobs.simulate == project.plan.evaluation.simulate_spec("llmx", "zero_shot").digest()
     (t,) = llm.files.transcripts
     assert t.path == x.transcripts[0] and t.sha256 == file_sha256(t.path) and t.records == 4
     assert llm.files.matches[0].records == 4 and llm.files.judgements == ()
@@ -297,7 +301,7 @@ def test_systems_name_their_jobs_roles_and_files(project: SimpleNamespace) -> No
 
 def test_rebuilding_writes_byte_identical_documents(project: SimpleNamespace) -> None:
     before = {p.name: p.read_bytes() for p in Path(TABLES).iterdir()}
-    tables_step.run(project.plan.tables_spec, out_dir=TABLES)
+    tables_step.run(project.plan.report.tables_spec, out_dir=TABLES)
     assert {p.name: p.read_bytes() for p in Path(TABLES).iterdir()} == before
 
 

@@ -14,7 +14,7 @@ import yaml
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.dataset import load_cases
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.preflight import preflight
 from lecode.reliability import read_items, writer_context
 from lecode.reliability.hand import HandQuestionsError, hand_items, read_hand_questions
@@ -100,16 +100,16 @@ def test_items_take_the_writers_context_and_refuse_unknown_ids(tmp_path: Path) -
 
 def test_the_files_content_enters_the_sample_digest(tmp_path: Path) -> None:
     path = hand_file(tmp_path)
-    first = Plan(settings(path)).reliability_sample_spec
+    first = Plan(settings(path)).reliability.reliability_sample_spec
     assert first.questions_file is not None and first.questions_file.path == str(path)
-    lawyer = Plan(settings(None)).reliability_sample_spec
+    lawyer = Plan(settings(None)).reliability.reliability_sample_spec
     assert lawyer.questions_file is None and lawyer.digest() != first.digest()
     edited = {
         **QUESTIONS,
         "crim-003": ["您动手时用了什么工具？", "对方伤情鉴定是几级？", "您是否自首？"],
     }
     hand_file(tmp_path, edited)
-    second = Plan(settings(path)).reliability_sample_spec
+    second = Plan(settings(path)).reliability.reliability_sample_spec
     assert second.digest() != first.digest()  # same path, other questions
     assert second.questions_file is not None
     assert second.questions_file.sha256 != first.questions_file.sha256

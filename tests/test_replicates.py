@@ -13,7 +13,7 @@ import pytest
 
 from lecode.config.experiment import Settings
 from lecode.mock import MockServer
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def _params(url: str = "http://127.0.0.1:9/v1", **replicates: Any) -> dict[str, 
 
 def test_replicate_specs_and_digests() -> None:
     plan = Plan(Settings.parse(_params()))
-    specs = {(s.factor, s.index): s for s in plan.replicate_specs()}
+    specs = {(s.factor, s.index): s for s in plan.noise.replicate_specs()}
     assert set(specs) == {
         ("base", 0),
         ("expert", 1),
@@ -49,7 +49,7 @@ def test_replicate_specs_and_digests() -> None:
         ("judge", 1),
         ("judge", 2),
     }
-    main = plan.simulate_spec("mock", "zero_shot").digest()
+    main = plan.evaluation.simulate_spec("mock", "zero_shot").digest()
     base = specs[("base", 0)]
     # the base run is the main configuration: same digest, same journal
     assert base.simulate.digest() == main
@@ -61,27 +61,27 @@ def test_replicate_specs_and_digests() -> None:
     assert specs[("client", 2)].simulate.client_replicate == 2
     # the judge factor judges the base transcripts again
     assert sims[("judge", 2)] == main and specs[("judge", 2)].judge_replicate == 2
-    dirs = plan.replicate_dirs()
+    dirs = plan.noise.replicate_dirs()
     assert len(set(dirs)) == 7 and all(
-        f"/{main}/" in plan.replicate_dir(specs[k]) for k in (("base", 0), ("judge", 1))
+        f"/{main}/" in plan.noise.replicate_dir(specs[k]) for k in (("base", 0), ("judge", 1))
     )
-    assert len(plan.replicate_cases) == 2
-    assert plan.noise_dir in plan.tables_spec.extra_tables
+    assert len(plan.noise.replicate_cases) == 2
+    assert plan.noise.noise_dir in plan.report.tables_spec.extra_tables
 
 
 def test_switched_factors_and_no_judge() -> None:
     plan = Plan(Settings.parse(_params(vary=["client"])))
-    assert {(s.factor, s.index) for s in plan.replicate_specs()} == {
+    assert {(s.factor, s.index) for s in plan.noise.replicate_specs()} == {
         ("base", 0),
         ("client", 1),
         ("client", 2),
     }
     params = _params()
     params["judge"] = None
-    assert "judge" not in Plan(Settings.parse(params)).replicate_factors()
+    assert "judge" not in Plan(Settings.parse(params)).noise.replicate_factors()
     off = _params()
     off["replicates"] = {"n": 1}
-    assert not Plan(Settings.parse(off)).replicates_enabled
+    assert not Plan(Settings.parse(off)).noise.replicates_enabled
 
 
 @pytest.fixture
@@ -100,8 +100,8 @@ def test_a_replicate_run_resumes_from_its_journal(mock: MockServer, tmp_path: Pa
     params = _params(mock.url)
     params["llm"] = {"store_dir": str(tmp_path / "responses")}
     plan = Plan(Settings.parse(params))
-    spec = next(s for s in plan.replicate_specs() if (s.factor, s.index) == ("expert", 1))
-    out = tmp_path / plan.replicate_dir(spec)
+    spec = next(s for s in plan.noise.replicate_specs() if (s.factor, s.index) == ("expert", 1))
+    out = tmp_path / plan.noise.replicate_dir(spec)
     run(spec, out_dir=str(out))
     ts = read_transcripts(out / "transcripts.jsonl")
     assert len(ts) == 2 and all(t.provenance["expert.replicate"] == "1" for t in ts)

@@ -13,8 +13,9 @@ import pytest
 from lecode.config.experiment import Settings
 from lecode.mock import MockServer
 from lecode.sentinel import agreement, load_anchors, load_stored
+from lecode.sentinel.specs import SentinelSpec
 from lecode.sentinel.steps.judge_sentinel import run
-from lecode.specs import FileRef, LLMRuntimeSpec, Role, SentinelSpec
+from lecode.specs import FileRef, LLMRuntimeSpec, Role
 from tests.support.mock_llm import KEY_ENV, model_dict
 
 REPO = Path(__file__).resolve().parent.parent

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from lecode.config.experiment import Settings, deep_merge
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from tests.conftest import copy_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,24 +61,31 @@ def plan(overlay: dict[str, Any]) -> Plan:
 
 def test_a_published_adapter_is_identified_by_its_training() -> None:
     p = plan(sft_overlay(PUBLISHED))
-    identity = p.adapter_identity("direct-sft")
-    assert identity == "train:" + p.sft_train_spec("direct").digest()
-    assert p.adapter_identity("keyfact-sft") == "train:" + p.sft_train_spec("keyfact").digest()
-    assert p.adapter_identity("base") is None  # the base model is no adapter
-    sim = p.simulate_spec("direct-sft", "zero_shot")
+    identity = p.roles.adapter_identity("direct-sft")
+    assert identity == "train:" + p.sft.sft_train_spec("direct").digest()
+    assert (
+        p.roles.adapter_identity("keyfact-sft")
+        == "train:" + p.sft.sft_train_spec("keyfact").digest()
+    )
+    assert p.roles.adapter_identity("base") is None  # the base model is no adapter
+    sim = p.evaluation.simulate_spec("direct-sft", "zero_shot")
     assert sim.expert.adapter == identity
     assert sim.runtime.adapters == {"direct-sft": identity}
-    assert p.adapter_inputs("direct-sft") == sorted(PUBLISHED.values())
-    assert p.adapter_inputs("base") == sorted(PUBLISHED.values())  # its server serves them
-    assert not p.warnings
+    assert p.roles.adapter_inputs("direct-sft") == sorted(PUBLISHED.values())
+    assert p.roles.adapter_inputs("base") == sorted(PUBLISHED.values())  # its server serves them
+    assert not p.roles.warnings
 
     # a training hyperparameter changes the adapter's identity, its evaluation's digest (so
     # its output directory and dialogue journal) and nothing of the base model's
     q = plan(sft_overlay(PUBLISHED, lora_r=16))
-    assert q.adapter_identity("direct-sft") != identity
-    assert q.sim("direct-sft", "zero_shot") != p.sim("direct-sft", "zero_shot")
-    assert q.journal("direct-sft", "zero_shot") != p.journal("direct-sft", "zero_shot")
-    assert q.sim("base", "zero_shot") == p.sim("base", "zero_shot")
+    assert q.roles.adapter_identity("direct-sft") != identity
+    assert q.evaluation.sim("direct-sft", "zero_shot") != p.evaluation.sim(
+        "direct-sft", "zero_shot"
+    )
+    assert q.evaluation.journal("direct-sft", "zero_shot") != p.evaluation.journal(
+        "direct-sft", "zero_shot"
+    )
+    assert q.evaluation.sim("base", "zero_shot") == p.evaluation.sim("base", "zero_shot")
 
 
 def test_an_external_adapter_is_identified_by_its_files(tmp_path: Path) -> None:
@@ -87,15 +94,15 @@ def test_an_external_adapter_is_identified_by_its_files(tmp_path: Path) -> None:
     (adapter / "adapter_config.json").write_text('{"r": 8}', encoding="utf-8")
     (adapter / "sub" / "weights.bin").write_bytes(b"\x00\x01" * 1000)
     first = plan(sft_overlay({"tuned": str(adapter)}))
-    identity = first.adapter_identity("tuned")
+    identity = first.roles.adapter_identity("tuned")
     assert identity is not None and identity.startswith("sha256:")
-    assert first.adapter_inputs("tuned") == []  # not a DAG output: it must exist
-    assert plan(sft_overlay({"tuned": str(adapter)})).adapter_identity("tuned") == identity
+    assert first.roles.adapter_inputs("tuned") == []  # not a DAG output: it must exist
+    assert plan(sft_overlay({"tuned": str(adapter)})).roles.adapter_identity("tuned") == identity
 
     (adapter / "sub" / "weights.bin").write_bytes(b"\x00\x02" * 1000)
     second = plan(sft_overlay({"tuned": str(adapter)}))
-    assert second.adapter_identity("tuned") not in (identity, None)
-    assert second.sim("tuned", "zero_shot") != first.sim("tuned", "zero_shot")
+    assert second.roles.adapter_identity("tuned") not in (identity, None)
+    assert second.evaluation.sim("tuned", "zero_shot") != first.evaluation.sim("tuned", "zero_shot")
 
 
 def test_a_missing_external_adapter_is_identified_by_its_path_with_a_warning(
@@ -103,8 +110,8 @@ def test_a_missing_external_adapter_is_identified_by_its_path_with_a_warning(
 ) -> None:
     missing = str(tmp_path / "nowhere")
     p = plan(sft_overlay({"tuned": missing}))
-    assert p.adapter_identity("tuned") == "path:" + missing
-    assert len(p.warnings) == 1 and "models.tuned" in p.warnings[0]
+    assert p.roles.adapter_identity("tuned") == "path:" + missing
+    assert len(p.roles.warnings) == 1 and "models.tuned" in p.roles.warnings[0]
 
 
 # -- the DAG: one all_tables run -----------------------------------------------------------------
@@ -150,7 +157,7 @@ def test_a_simulation_refuses_an_adapter_published_under_other_settings(
     from lecode.evaluation.steps.simulate import run
     from lecode.llm.errors import LLMConfigError
 
-    spec = plan(sft_overlay(PUBLISHED)).simulate_spec("direct-sft", "zero_shot")
+    spec = plan(sft_overlay(PUBLISHED)).evaluation.simulate_spec("direct-sft", "zero_shot")
     expected = spec.expert.adapter.removeprefix("train:")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("LECODE_REPLAY", raising=False)

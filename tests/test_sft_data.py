@@ -21,7 +21,7 @@ from lecode.config.experiment import Settings
 from lecode.config.sections import LLMSettings
 from lecode.dataset import load_cases
 from lecode.llm.templates import load_template
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.preflight import json_schema
 from lecode.records import Case
 from lecode.sft import dialogues as dlg
@@ -35,9 +35,10 @@ from lecode.sft.questions import (
     parse_questions,
     validate,
 )
+from lecode.sft.specs import SFTDataSpec
 from lecode.sft.steps.sft_data import run as run_data
 from lecode.sft.voice import client_voice, fact_question
-from lecode.specs import FileRef, LLMRuntimeSpec, Role, SFTDataSpec
+from lecode.specs import FileRef, LLMRuntimeSpec, Role
 from tests.conftest import raw_case, write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
@@ -292,7 +293,7 @@ def default_plan() -> Plan:
 def test_the_data_step_is_deterministic_chat_jsonl(tmp_path: Path) -> None:
     plan = default_plan()
     for variant in ("direct", "keyfact-e"):
-        spec = plan.sft_data_spec(variant)
+        spec = plan.sft.sft_data_spec(variant)
         a, b = tmp_path / f"{variant}-a", tmp_path / f"{variant}-b"
         stats = run_data(spec, out_dir=str(a))
         run_data(spec, out_dir=str(b))
@@ -330,19 +331,19 @@ def test_sft_settings_are_typed_and_checked() -> None:
         with pytest.raises(SettingsError, match=rf"sft\.writer: .*{message}"):
             Settings.parse({**base, "sft": {"writer": writer}})  # refused before any plan
     with pytest.raises(SettingsError, match="base_model"):
-        default_plan().sft_train_spec("direct")
+        default_plan().sft.sft_train_spec("direct")
 
 
 def test_data_digests_follow_what_decides_the_data() -> None:
     base = Settings.load(REPO / "params.yaml").model_dump(mode="json")
     plan = Plan(Settings.parse(base))
-    d = {v: plan.sft_data_spec(v).digest() for v in plan.sft_variants}
+    d = {v: plan.sft.sft_data_spec(v).digest() for v in plan.sft.sft_variants}
     other = Plan(Settings.parse({**base, "sft": {"max_leak": 0.9}}))
-    assert other.sft_data_spec("direct").digest() == d["direct"]  # no writer, no leak check
-    assert other.sft_data_spec("keyfact").digest() != d["keyfact"]
+    assert other.sft.sft_data_spec("direct").digest() == d["direct"]  # no writer, no leak check
+    assert other.sft.sft_data_spec("keyfact").digest() != d["keyfact"]
     trained = Plan(Settings.parse({**base, "sft": {"train": {"base_model": "m", "epochs": 1}}}))
-    assert trained.sft_data_spec("keyfact").digest() == d["keyfact"]  # training: not the data
-    assert trained.sft_train_spec("keyfact").data == d["keyfact"]
+    assert trained.sft.sft_data_spec("keyfact").digest() == d["keyfact"]  # training: not the data
+    assert trained.sft.sft_train_spec("keyfact").data == d["keyfact"]
 
 
 # -- the LLM writer through the response store ---------------------------------------------------

@@ -18,11 +18,12 @@ pytest.importorskip("peft", reason="optional extra 'sft' not installed: pip inst
 
 from lecode.config.experiment import Settings  # noqa: E402
 from lecode.config.sections import SFTTrainSettings  # noqa: E402
-from lecode.plan import Plan  # noqa: E402
+from lecode.pipeline import Plan  # noqa: E402
+from lecode.sft.specs import SFTTrainSpec
 from lecode.sft.steps.sft_data import run as run_data  # noqa: E402
 from lecode.sft.steps.sft_train import run as run_train  # noqa: E402
 from lecode.sft.tiny import tiny_model  # noqa: E402
-from lecode.specs import SFTTrainSpec, file_sha256  # noqa: E402
+from lecode.specs import file_sha256  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 STEPS = 3
@@ -32,7 +33,7 @@ STEPS = 3
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("sft")
     plan = Plan(Settings.load(REPO / "params.yaml"))
-    data_spec = plan.sft_data_spec("keyfact-e")
+    data_spec = plan.sft.sft_data_spec("keyfact-e")
     run_data(data_spec, out_dir=str(tmp / "data"))
     lines = (tmp / "data/train.jsonl").read_text(encoding="utf-8").splitlines()
     small = tmp / "small.jsonl"

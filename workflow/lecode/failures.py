@@ -102,7 +102,8 @@ def of_records(label: str, records: list[dict[str, Any]], step: str) -> SystemFa
 
 
 def run_failures(plan: Any) -> list[SystemFailures]:
-    """Every planned system and step with failures (:class:`lecode.plan.Plan`)."""
+    """Every planned system and step with failures (an
+    :class:`~lecode.evaluation.plan.EvaluationPlan`)."""
     out = []
     for system in plan.systems:
         e, s = system.expert, system.strategy

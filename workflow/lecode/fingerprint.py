@@ -3,9 +3,9 @@
 A step's fingerprint covers every module of the ``lecode`` package that its entry module can
 import (the transitive closure over ``import`` statements anywhere in a module, lazy imports
 included, plus the ``__init__`` of each package on the way, plus whole packages that declare
-``DISCOVERY = "all"``), and the step's Snakemake script. Nothing is listed by hand, so a new
-helper module is covered the moment a step imports it, and editing a module changes the
-fingerprint of exactly the steps that import it.
+``DISCOVERY = "all"``), and the Snakemake script every step rule runs. Nothing is listed by
+hand, so a new helper module is covered the moment a step imports it, and editing a module
+changes the fingerprint of exactly the steps that import it.
 
 Each file enters as its path relative to ``workflow/`` and its *normalised* syntax tree:
 docstrings and other bare string statements are dropped and comments, blank lines and layout
@@ -33,6 +33,8 @@ PACKAGE = "lecode"
 PACKAGE_DIR = Path(__file__).resolve().parent
 WORKFLOW_DIR = PACKAGE_DIR.parent
 SCRIPTS_DIR = WORKFLOW_DIR / "scripts"
+#: The one Snakemake script of every step rule, relative to ``workflow/``.
+STEP_SCRIPT = "scripts/step.py"
 #: values of a package's ``DISCOVERY`` constant
 DISCOVERY_ALL = "all"
 DISCOVERY_PER_JOB = "per_job"
@@ -361,14 +363,13 @@ class CodeTree:
     def step_files(self, step: str) -> list[str]:
         """The files of step ``step``'s fingerprint, relative to ``workflow/``."""
         rels = [r for m in self.closure(self.step_module(step)) if (r := self.module_rel(m))]
-        script = f"scripts/{step}.py"
-        if self.exists(script):
-            rels.append(script)
+        if self.exists(STEP_SCRIPT):
+            rels.append(STEP_SCRIPT)
         return sorted(set(rels))
 
     def step_code(self, step: str) -> str:
         """Fingerprint of step ``step``: its entry module's closure (:meth:`step_module`) and
-        its script ``workflow/scripts/<step>.py``."""
+        the script every step rule runs (``workflow/scripts/step.py``)."""
         if step not in self._steps:
             self._steps[step] = self.digest(self.step_files(step))
         return self._steps[step]

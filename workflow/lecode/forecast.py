@@ -203,11 +203,11 @@ def forecast(
         chosen = [chosen[i % len(chosen)] for i in range(cases)]
     fc = Forecast(len(chosen), q, tokens_per_char)
     if experts is None:  # the rows this run runs (not those of untrained SFT adapters)
-        from lecode.plan import Plan
+        from lecode.plan.roles import Roles
 
-        plan = Plan(settings)
+        roles = Roles(settings)
         fc.not_run = {
-            e.model: why for e in settings.experts if (why := plan.not_run(e.model)) is not None
+            e.model: why for e in settings.experts if (why := roles.not_run(e.model)) is not None
         }
         experts = [e for e in settings.experts if e.model not in fc.not_run]
 

@@ -29,6 +29,8 @@ WILDCARDS: Final[dict[str, str]] = {
     **{k: DIGEST for k in ("rsmp", "rcfg", "t4cfg", "repcfg", "ncfg", "sncfg")},
     "rclient": r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     "cstrategy": r"[a-z][a-z0-9_]*",
+    # the dataset build's files are named by their spec's digest
+    "digest": DIGEST,
 }
 
 SHARD_DIR: Final = "results/shards/{shardset}"
@@ -67,6 +69,15 @@ TABLE4: Final = "results/table4/{t4cfg}"
 REPLICATE: Final = "results/replicates/{expert}/{strategy}/{sim}/{repcfg}"
 NOISE: Final = "results/noise/{ncfg}"
 SENTINEL: Final = "results/sentinel/{sncfg}"
+# The dataset build: pre-annotation per shard of transcript files (named by the shard's spec
+# digest), the review export, the assembled dataset and the agreement table.
+CORPUS_ROOT: Final = "results/corpus"
+CORPUS_ROLES: Final = CORPUS_ROOT + "/roles/{shard}/{digest}.jsonl"
+CORPUS_STAGE1: Final = CORPUS_ROOT + "/stage1/{shard}/{digest}.jsonl"
+CORPUS_STAGE2: Final = CORPUS_ROOT + "/stage2/{shard}/{digest}.jsonl"
+CORPUS_REVIEW: Final = CORPUS_ROOT + "/review/{digest}"
+CORPUS_DATASET: Final = CORPUS_ROOT + "/dataset/{digest}"
+CORPUS_AGREEMENT: Final = CORPUS_ROOT + "/agreement/{digest}"
 #: Finished dialogues of one expert x strategy configuration, across shard sets.
 JOURNAL: Final = "store/dialogues/{expert}/{strategy}/{sim}.jsonl"
 
@@ -128,6 +139,15 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 _REGEXES = {kind: _regex(p) for kind, p in PATTERNS.items()}
+
+
+def matches(pattern: str, path: str) -> bool:
+    """Whether ``path`` has the form of ``pattern`` (each ``{name}`` as :data:`WILDCARDS`
+    allows); a pattern with fields no wildcard constrains matches nothing."""
+    try:
+        return _regex(pattern).match(path) is not None
+    except KeyError:
+        return False
 
 
 def parse(path: str) -> tuple[str, dict[str, str]]:

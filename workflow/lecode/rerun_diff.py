@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from lecode import fingerprint as fp
-from lecode import paths
 
 #: what the fingerprints and template digests read under ``workflow/``
 TRACKED_DIRS = ("lecode", "scripts", "prompts")
@@ -40,7 +39,7 @@ class DiffError(ValueError):
 
 
 @dataclass(frozen=True)
-class Job:
+class PlannedOutput:
     """One job: its step, what tells it apart from the step's other jobs, and its output (a
     path named by the digests of its spec and of everything upstream)."""
 
@@ -53,37 +52,13 @@ class Job:
         return (self.step, self.label)
 
 
-def planned_jobs(plan: Any) -> list[Job]:
-    """The jobs of the targets ``all`` (tables, figures, HTML report) of ``plan``, with the
-    Table 4 study, the replicate runs and the sentinel when they are enabled. SFT jobs run for
-    their own targets; a trained adapter shows in the jobs that use it."""
-    jobs = [Job("shard_dataset", "", plan.index_file)]
-    for x in plan.systems:
-        e, s = x.expert, x.strategy
-        for k in plan.shards:
-            jobs.append(Job("simulate", f"{e}/{s} {k}", plan.transcript(e, s, k)))
-            jobs.append(Job("match_facts", f"{e}/{s} {k}", plan.match(e, s, k)))
-            if plan.jcfg:
-                jobs.append(Job("judge_advice", f"{e}/{s} {k}", plan.judgement(e, s, k)))
-        jobs.append(Job("score_system", f"{e}/{s}", plan.score(e, s)))
-    jobs.append(Job("aggregate_scores", "", plan.aggregate_file))
-    if plan.reliability_enabled:
-        jobs.append(Job("reliability_sample", "", plan.reliability_items_file))
-        for client, strategy in plan.reliability_runs():
-            label = f"{client}/{strategy}"
-            jobs.append(Job("reliability", label, plan.reliability_file(client, strategy)))
-        jobs.append(Job("table4", "", plan.table4_dir))
-    if plan.replicates_enabled:
-        for sp in plan.replicate_specs():
-            label = f"{sp.simulate.expert.name}/{sp.simulate.strategy} {sp.factor} {sp.index}"
-            jobs.append(Job("replicate", label, plan.replicate_dir(sp)))
-        jobs.append(Job("noise", "", plan.noise_dir))
-    if plan.sentinel_enabled:
-        jobs.append(Job("judge_sentinel", "", plan.sentinel_dir))
-    jobs.append(Job("tables", "", plan.tables_dir))
-    jobs.append(Job("figures", "", paths.format(paths.FIGURES, fcfg=plan.figures_spec.digest())))
-    jobs.append(Job("html_report", "", paths.format(paths.HTML, hcfg=plan.html_spec.digest())))
-    return jobs
+def planned_jobs(plan: Any) -> list[PlannedOutput]:
+    """The jobs of the targets ``all`` (tables, figures, HTML report) of ``plan``
+    (:class:`lecode.pipeline.Plan`): the evaluation's, with the Table 4 study, the replicate
+    runs and the sentinel when they are enabled, and the report's. SFT jobs run for their own
+    targets; a trained adapter shows in the jobs that use it."""
+    studies = ("evaluation", "reliability", "noise", "sentinel", "report")
+    return [PlannedOutput(j.step, j.label, j.output) for s in studies for j in plan.study_jobs(s)]
 
 
 def build_settings(data: Mapping[str, Any], source: str) -> Any:
@@ -97,7 +72,7 @@ def plan_outputs(
 ) -> dict[tuple[str, str], str]:
     """``{(step, label): output}`` of the experiment configured by ``data``, with the code and
     prompt templates of ``tree``."""
-    from lecode.plan import Plan
+    from lecode.pipeline import Plan
 
     with fp.reading(tree):
         plan = Plan(build_settings(data, source))
@@ -431,7 +406,7 @@ def render_diff(diff: RerunDiff) -> str:
     return "\n".join(lines)
 
 
-def render_plan(jobs: list[Job]) -> str:
+def render_plan(jobs: list[PlannedOutput]) -> str:
     counts: dict[str, int] = {}
     for j in jobs:
         counts[j.step] = counts.get(j.step, 0) + 1
@@ -447,7 +422,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             diff = compute_diff(args.diff, args.params)
             print(json.dumps(diff.to_json(), indent=2) if args.json else render_diff(diff))
             return 0
-        from lecode.plan import Plan
+        from lecode.pipeline import Plan
 
         jobs = planned_jobs(Plan(build_settings(params_now(args.params), " + ".join(args.params))))
     except (DiffError, SettingsError, fp.FingerprintError) as exc:

@@ -4,7 +4,8 @@ Per system (expert x strategy), from the files the workflow writes as it goes:
 
 - **dialogues** done / total: the test cases (after ``dataset.limit``) finished in the system's
   dialogue journal (``store/dialogues/<expert>/<strategy>/<simulate digest>.jsonl``,
-  :meth:`lecode.plan.Plan.journal`), which every simulate job appends to as each dialogue ends;
+  :meth:`lecode.evaluation.plan.EvaluationPlan.journal`), which every simulate job appends
+  to as each dialogue ends;
 - **shards** with their transcripts, matches and judgements written (``-`` without a judge);
 - **failed**: failures by kind (:func:`lecode.progress.failure_kind`): dialogues of the journal
   that ended in ``parse_error``, dialogues of finished transcript shards that ended in an
@@ -166,7 +167,7 @@ def system_status(
     forecast: float | None = None,
     reader: Reader | None = None,
 ) -> SystemStatus:
-    """The status of one system of ``plan`` (:class:`lecode.plan.Plan`)."""
+    """The status of one system of ``plan`` (:class:`lecode.evaluation.plan.EvaluationPlan`)."""
     reader = reader or Reader()
     e, s = system.expert, system.strategy
     st = SystemStatus(
@@ -341,11 +342,11 @@ def collect(
     directory (the project's root, where the workflow runs)."""
     from lecode.config.experiment import Settings
     from lecode.dataset import load_cases
-    from lecode.plan import Plan
+    from lecode.pipeline import Plan
     from lecode.shards import select
 
     settings = Settings.load(params_files[0], *params_files[1:])
-    plan = Plan(settings)
+    plan = Plan(settings).evaluation
     cases = select(load_cases(settings.dataset.test), settings.dataset.limit)
     ids = {c.id for c in cases}
     if forecasts is None:

@@ -1,7 +1,9 @@
 # Helpers shared by the rules. The configuration is parsed once into typed settings; a Plan
-# derives every job's spec from them. A job's outputs live under its spec's digest, so what
-# exists at the planned path is current and nothing else is (docs/reruns.md). The rules hand
-# each job its spec (params: spec) and nothing else.
+# composes every study's plan, which derives each job (its spec and the files it reads) from
+# them. A job's outputs live under its spec's digest, so what exists at the planned path is
+# current and nothing else is (docs/reruns.md). A step's rule names its step (STEPS below): its
+# wildcards select the job, whose inputs, spec and resources the rule hands Snakemake; the one
+# script workflow/scripts/step.py runs the step's declaration with them.
 import atexit
 import functools
 import hashlib
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 from collections import Counter
+from types import SimpleNamespace
 from pathlib import Path
 
 from snakemake.common import overwrite_function_params
@@ -19,8 +22,9 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from lecode import paths
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
-from lecode.plan import Plan
+from lecode.pipeline import Plan
 from lecode.preflight import check_keys, count_records, preflight
+from lecode.fingerprint import steps as code_steps
 from lecode.specs import roles_in_param
 
 # Every job's software, for `--software-deployment-method apptainer` (unused otherwise: jobs
@@ -74,7 +78,7 @@ def report_failed_dialogues(success):
     dialogue failed fails the run."""
     from lecode.failures import run_failures, summary
 
-    failures = run_failures(PLAN)
+    failures = run_failures(EVALUATION)
     if not failures:
         return
     print("lecode: failures (LLM calls that failed after their retries):", file=sys.stderr)
@@ -147,8 +151,10 @@ wildcard_constraints:
     **paths.WILDCARDS,
 
 
-SHARDS = PLAN.shards
-SHARDSET = PLAN.shardset
+EVALUATION = PLAN.evaluation
+REPORT = PLAN.report
+SHARDS = EVALUATION.shards
+SHARDSET = EVALUATION.shardset
 
 
 _SPEC_JSON = {}
@@ -162,239 +168,84 @@ def spec_json(spec):
     return got[1]
 
 
-def spec_param(spec):
-    """``params: spec=`` of a rule without wildcards: a function, since Snakemake formats a
-    plain string param with the wildcards, and a spec holds display text (labels) that may
-    contain braces."""
-    text = spec.to_json()
-
-    def spec_text(wildcards):
-        return text
-
-    overwrite_function_params(spec_text, inspect.signature(spec_text).parameters)
-    return spec_text
-
-
-def adapter_inputs(*names):
-    """The published SFT adapters (outputs of publish_lora) that the vLLM servers of the model
-    entries ``names`` serve: a server is started on demand by the first job that calls it and
-    takes all its adapters then, so every job that may start it waits for all of them (and
-    training never competes with a running server for the GPUs)."""
-    try:
-        return PLAN.adapter_inputs(*(n for n in names if n is not None))
-    except SettingsError as exc:
-        raise WorkflowError(str(exc)) from None
-
-
-def with_adapters(inputs, *names):
-    """``inputs`` plus ``adapters`` when the named entries' servers serve published adapters."""
-    adapters = adapter_inputs(*names)
-    if adapters:
-        inputs["adapters"] = adapters
-    return inputs
-
-
-def _check(wildcards, field, expected):
-    got = getattr(wildcards, field)
-    if got != expected:
-        raise WorkflowError(
-            f"{wildcards}: {field} {got} is not the current configuration's ({expected}); "
-            "request targets such as all_tables instead of old paths"
-        )
-
-
-# -- shard_dataset ------------------------------------------------------------------------------
-
-
-def shard_outputs():
-    return {
-        "shards": PLAN.shard_files(),
-        "manifests": [paths.format(paths.MANIFEST, shardset=SHARDSET, shard=k) for k in SHARDS],
-        "index": PLAN.index_file,
-    }
-
-
-# -- simulate -------------------------------------------------------------------------------
-
-
-@job_helper
-def simulate_spec(wildcards):
-    spec = PLAN.simulate_spec(wildcards.expert, wildcards.strategy)
-    _check(wildcards, "sim", PLAN.sim(wildcards.expert, wildcards.strategy))
-    return spec
-
-
-@job_helper
-def simulate_inputs(wildcards):
-    spec = simulate_spec(wildcards)
-    inputs = {"shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard)}
-    if spec.train is not None:
-        inputs["train"] = spec.train.path
-    return with_adapters(inputs, spec.expert.name, spec.client.name)
-
-
-@job_helper
-def simulate_params(wildcards):
-    return spec_json(simulate_spec(wildcards))
-
-
-@job_helper
-def simulate_api(wildcards):
-    spec = simulate_spec(wildcards)
-    return int(spec.expert.is_llm or spec.client.is_llm)
-
-
-@job_helper
-def simulate_runtime(wildcards):
-    """Minutes of wall time on a cluster: a shard of LLM consultations waits on its API."""
-    return 240 if simulate_api(wildcards) else 30
-
-
-# -- match_facts and judge_advice -----------------------------------------------------------------
-
-
-@job_helper
-def evaluate_inputs(wildcards):
-    return {
-        "shard": paths.format(paths.SHARD, shardset=wildcards.shardset, shard=wildcards.shard),
-        "transcripts": PLAN.transcript(wildcards.expert, wildcards.strategy, wildcards.shard),
-    }
-
-
-@job_helper
-def match_inputs(wildcards):
-    return with_adapters(evaluate_inputs(wildcards), PLAN.match_spec.role.name)
-
-
-@job_helper
-def judge_inputs(wildcards):
-    return with_adapters(evaluate_inputs(wildcards), PLAN.judge_spec.role.name)
-
-
-@job_helper
-def match_params(wildcards):
-    _check(wildcards, "mcfg", PLAN.mcfg)
-    return spec_json(PLAN.match_spec)
-
-
-@job_helper
-def judge_params(wildcards):
-    _check(wildcards, "jcfg", PLAN.jcfg)
-    return spec_json(PLAN.judge_spec)
-
-
-@job_helper
-def match_api(wildcards):
-    return int(PLAN.match_spec.role.is_llm)
-
-
-@job_helper
-def match_runtime(wildcards):
-    return 120 if match_api(wildcards) else 15
-
-
-# -- score_system and aggregate_scores ------------------------------------------------------------
-
-
-@job_helper
-def score_inputs(wildcards):
-    e, s = wildcards.expert, wildcards.strategy
-    _check(wildcards, "scfg", PLAN.scfg)
-    return {
-        "shards": PLAN.shard_files(),
-        "transcripts": [PLAN.transcript(e, s, k) for k in SHARDS],
-        "matches": [PLAN.match(e, s, k) for k in SHARDS],
-        "judgements": [PLAN.judgement(e, s, k) for k in SHARDS] if PLAN.jcfg else [],
-    }
-
-
-@job_helper
-def score_params(wildcards):
-    return spec_json(PLAN.score_spec)
-
-
-def all_score_files(wildcards=None):
-    return [x.score_file for x in PLAN.run_system_files]
-
-
-def all_transcript_files(wildcards=None):
-    return PLAN.all_transcripts()
-
-
-# -- reliability study (Table 4) ------------------------------------------------------------------
-
-
-@job_helper
-def reliability_spec(wildcards):
-    spec = PLAN.reliability_spec(wildcards.rclient, wildcards.cstrategy)
-    _check(wildcards, "rcfg", spec.digest())
-    _check(wildcards, "rsmp", PLAN.reliability_sample_spec.digest())
-    return spec
-
-
-@job_helper
-def reliability_inputs(wildcards):
-    spec = reliability_spec(wildcards)
-    inputs = {"sample": PLAN.reliability_items_file}
-    return with_adapters(inputs, *(r.name for r in (spec.client, spec.judge) if r is not None))
-
-
-@job_helper
-def reliability_params(wildcards):
-    return spec_json(reliability_spec(wildcards))
-
-
-@job_helper
-def reliability_api(wildcards):
-    spec = reliability_spec(wildcards)
-    return int(any(r is not None and r.is_llm for r in (spec.client, spec.judge)))
-
-
-@job_helper
-def reliability_runtime(wildcards):
-    return 120 if reliability_api(wildcards) else 15
-
-
-def table4_targets(wildcards=None):
-    if not PLAN.reliability_enabled:
-        raise WorkflowError(
-            "Table 4 is off: set reliability.enabled: true (params.yaml or --configfile)"
-        )
-    return [PLAN.table4_dir]
-
-
-# -- measured noise (replicates) ------------------------------------------------------------------
-
-
-@job_helper
-def replicate_spec(wildcards):
-    return PLAN.replicate_spec_at(
-        wildcards.expert, wildcards.strategy, wildcards.sim, wildcards.repcfg
+def _named(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def step_rule(step):
+    """The per-job helpers of the rule of declared step ``step`` (its rule's ``params: step``):
+    ``job`` (the planned job its wildcards select; a path of another configuration is refused),
+    ``inputs`` (for ``unpack``), ``spec`` (its JSON), ``api`` (1 when it may call an LLM) and
+    ``minutes(with_api, without)`` (its wall time on a cluster)."""
+
+    def job(wildcards):
+        try:
+            found = PLAN.job(step, wildcards)
+        except SettingsError as exc:
+            raise WorkflowError(str(exc)) from None
+        if found is None:
+            raise WorkflowError(
+                f"{step} {dict(wildcards.items())}: not a job of the current configuration; "
+                "request targets such as all_tables instead of old paths"
+            )
+        return found
+
+    job = job_helper(_named(job, f"{step}_job"))
+
+    def inputs(wildcards):
+        found = job(wildcards)
+        out = {}
+        for name, value in found.inputs.items():
+            files = [value] if isinstance(value, str) else list(value)
+            if name in found.ancient:
+                # digest-named folders: what they hold is decided by the digest, and folders
+                # have no checksum in Snakemake's records, so their times must not count
+                files = [ancient(f) for f in files]
+            out[name] = files[0] if isinstance(value, str) else files
+        return out
+
+    def spec(wildcards):
+        return spec_json(job(wildcards).spec)
+
+    def api(wildcards):
+        return int(job(wildcards).calls_llms)
+
+    def minutes(with_api, without):
+        def runtime(wildcards):
+            return with_api if api_helper(wildcards) else without
+
+        return job_helper(_named(runtime, f"{step}_runtime"))
+
+    api_helper = job_helper(_named(api, f"{step}_api"))
+    return SimpleNamespace(
+        name=step,
+        job=job,
+        inputs=job_helper(_named(inputs, f"{step}_inputs")),
+        spec=job_helper(_named(spec, f"{step}_spec")),
+        api=api_helper,
+        minutes=minutes,
     )
 
 
-@job_helper
-def replicate_inputs(wildcards):
-    spec = replicate_spec(wildcards)
-    inputs = {"test": spec.test.path}
-    if spec.simulate.train is not None:
-        inputs["train"] = spec.simulate.train.path
-    roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]
-    if spec.judge is not None:
-        roles.append(spec.judge.role)
-    return with_adapters(inputs, *(r.name for r in roles))
+#: The rule helpers of every declared step (lecode/<study>/steps/<step>.py), by step name.
+STEPS = SimpleNamespace(**{name: step_rule(name) for name in code_steps()})
 
 
-@job_helper
-def replicate_params(wildcards):
-    return spec_json(replicate_spec(wildcards))
+def all_score_files(wildcards=None):
+    return [x.score_file for x in EVALUATION.run_system_files]
 
 
-@job_helper
-def replicate_api(wildcards):
-    spec = replicate_spec(wildcards)
-    roles = [spec.simulate.expert, spec.simulate.client, spec.match.role]
-    return int(any(r.is_llm for r in roles) or spec.judge is not None)
+def all_transcript_files(wildcards=None):
+    return EVALUATION.all_transcripts()
+
+
+def table4_targets(wildcards=None):
+    if not PLAN.reliability.reliability_enabled:
+        raise WorkflowError(
+            "Table 4 is off: set reliability.enabled: true (params.yaml or --configfile)"
+        )
+    return [PLAN.reliability.table4_dir]
 
 
 # -- report steps ---------------------------------------------------------------------------------
@@ -409,38 +260,6 @@ def report_mem_mb(spec):
     if SETTINGS.dataset.limit is not None:
         n = min(n, SETTINGS.dataset.limit)
     return report_memory_mb(n * max(1, len(spec.systems)))
-
-
-def report_inputs(spec):
-    """Everything a report step reads (all named by its spec)."""
-    inputs = {
-        "aggregate": spec.aggregate,
-        "index": spec.index,
-        "train": spec.train.path,
-        "test": spec.test.path,
-        "paper": spec.paper.path,
-        "transcripts": [p for x in spec.systems for p in x.transcripts],
-        "matches": [p for x in spec.systems for p in x.matches],
-        "judgements": [p for x in spec.systems for p in x.judgements],
-        "scores": [x.score_file for x in spec.systems if x.not_run is None],
-    }
-    if spec.tables:
-        # A folder named by its spec digest: what it holds is decided by that digest, and
-        # folders have no checksum in Snakemake's records, so their times must not count.
-        inputs["tables"] = ancient(spec.tables)
-        inputs["tables_manifest"] = spec.tables + ".manifest.json"  # but its rewrites count
-    extra = getattr(spec, "extra_tables", ())
-    if extra:
-        inputs["extra_tables"] = [ancient(p) for p in extra]
-    return inputs
-
-
-TABLES_DIR = PLAN.tables_dir
-FIGURES_DIR = paths.format(paths.FIGURES, fcfg=PLAN.figures_spec.digest())
-PLOTS_DIR = paths.format(paths.PLOTS, fcfg=PLAN.figures_spec.digest())
-TABLES_MANIFEST = TABLES_DIR + ".manifest.json"
-FIGURES_MANIFEST = str(Path(FIGURES_DIR).parent / "manifest.json")
-HTML_FILE = paths.format(paths.HTML, hcfg=PLAN.html_spec.digest())
 
 
 def all_table_files(wildcards=None):

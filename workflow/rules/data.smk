@@ -3,11 +3,14 @@
 
 rule shard_dataset:
     input:
-        SETTINGS.dataset.test,
+        unpack(STEPS.shard_dataset.inputs),
     output:
-        **shard_outputs(),
+        shards=EVALUATION.shard_files(),
+        manifests=[paths.format(paths.MANIFEST, shardset=SHARDSET, shard=k) for k in SHARDS],
+        index=EVALUATION.index_file,
     params:
-        spec=spec_param(PLAN.shard_spec),
+        step=STEPS.shard_dataset.name,
+        spec=STEPS.shard_dataset.spec,
     resources:
         runtime=10,
         mem_mb=1000,
@@ -15,4 +18,4 @@ rule shard_dataset:
     log:
         paths.log(paths.SHARD_DIR.format(shardset=SHARDSET)),
     script:
-        "../scripts/shard_dataset.py"
+        "../scripts/step.py"

@@ -1,46 +1,20 @@
 # Transcripts -> role identification -> stage 1 -> stage 2 (pre-annotation, sharded by file)
 # -> review spreadsheets; reviewed files -> LeCoDe JSONL train/test (published to
 # corpus.out_dir) and the agreement table (docs/building-a-dataset.md).
-from lecode.corpus.plan import CorpusPlan
-
 try:
-    CORPUS = CorpusPlan(SETTINGS)
+    CORPUS = PLAN.corpus
 except SettingsError as exc:
     raise WorkflowError(str(exc)) from None
 
 
-def corpus_transcripts(wildcards):
-    """The transcript files of one shard (the build stops here when there are none)."""
-    try:
-        CORPUS.check()
-    except SettingsError as exc:
-        raise WorkflowError(str(exc)) from None
-    return [str(f) for f in CORPUS.shard_files(wildcards.shard)]
-
-
-def corpus_spec(step):
-    """The spec of one shard's step; its digest names the output file."""
-
-    def spec(wildcards):
-        found = CORPUS.annotate_specs[step][wildcards.shard]
-        if found.digest() != wildcards.digest:
-            raise WorkflowError(f"corpus {step} {wildcards.shard}: no spec of digest {wildcards.digest}")
-        return found.to_json()
-
-    return spec
-
-
-def corpus_previous(step):
-    return lambda wildcards: CORPUS.annotation_file(step, wildcards.shard)
-
-
 rule corpus_roles:
     input:
-        corpus_transcripts,
+        unpack(STEPS.corpus_roles.inputs),
     output:
-        CORPUS.annotation_pattern("roles"),
+        paths.CORPUS_ROLES,
     params:
-        spec=corpus_spec("roles"),
+        step=STEPS.corpus_roles.name,
+        spec=STEPS.corpus_roles.spec,
     resources:
         runtime=30,
         mem_mb=1000,
@@ -49,16 +23,17 @@ rule corpus_roles:
     log:
         "logs/corpus/roles/{shard}-{digest}.log",
     script:
-        "../scripts/corpus_roles.py"
+        "../scripts/step.py"
 
 
 rule corpus_stage1:
     input:
-        corpus_previous("roles"),
+        unpack(STEPS.corpus_stage1.inputs),
     output:
-        CORPUS.annotation_pattern("stage1"),
+        paths.CORPUS_STAGE1,
     params:
-        spec=corpus_spec("stage1"),
+        step=STEPS.corpus_stage1.name,
+        spec=STEPS.corpus_stage1.spec,
     resources:
         runtime=30,
         mem_mb=1000,
@@ -67,16 +42,17 @@ rule corpus_stage1:
     log:
         "logs/corpus/stage1/{shard}-{digest}.log",
     script:
-        "../scripts/corpus_stage1.py"
+        "../scripts/step.py"
 
 
 rule corpus_stage2:
     input:
-        corpus_previous("stage1"),
+        unpack(STEPS.corpus_stage2.inputs),
     output:
-        CORPUS.annotation_pattern("stage2"),
+        paths.CORPUS_STAGE2,
     params:
-        spec=corpus_spec("stage2"),
+        step=STEPS.corpus_stage2.name,
+        spec=STEPS.corpus_stage2.spec,
     resources:
         runtime=30,
         mem_mb=1000,
@@ -85,18 +61,17 @@ rule corpus_stage2:
     log:
         "logs/corpus/stage2/{shard}-{digest}.log",
     script:
-        "../scripts/corpus_stage2.py"
+        "../scripts/step.py"
 
 
 rule corpus_review_export:
     input:
-        roles=CORPUS.annotation_files("roles"),
-        stage1=CORPUS.annotation_files("stage1"),
-        stage2=CORPUS.annotation_files("stage2"),
+        unpack(STEPS.corpus_review_export.inputs),
     output:
         directory(CORPUS.review_export_dir),
     params:
-        spec=CORPUS.review_export_spec.to_json(),
+        step=STEPS.corpus_review_export.name,
+        spec=STEPS.corpus_review_export.spec,
     resources:
         runtime=10,
         mem_mb=1000,
@@ -104,7 +79,7 @@ rule corpus_review_export:
     log:
         "logs/corpus/review_export.log",
     script:
-        "../scripts/corpus_review_export.py"
+        "../scripts/step.py"
 
 
 rule corpus_review_current:
@@ -127,14 +102,12 @@ rule corpus_review_current:
 
 rule corpus_assemble:
     input:
-        stage1=CORPUS.annotation_files("stage1"),
-        stage2=CORPUS.annotation_files("stage2"),
-        reviews=[f.path for f in CORPUS.assemble_spec.reviews],
-        roles=CORPUS.annotation_files("roles"),
+        unpack(STEPS.corpus_assemble.inputs),
     output:
         directory(CORPUS.assemble_dir),
     params:
-        spec=CORPUS.assemble_spec.to_json(),
+        step=STEPS.corpus_assemble.name,
+        spec=STEPS.corpus_assemble.spec,
     resources:
         runtime=10,
         mem_mb=1000,
@@ -142,18 +115,17 @@ rule corpus_assemble:
     log:
         "logs/corpus/assemble.log",
     script:
-        "../scripts/corpus_assemble.py"
+        "../scripts/step.py"
 
 
 rule corpus_agreement:
     input:
-        stage1=CORPUS.annotation_files("stage1"),
-        stage2=CORPUS.annotation_files("stage2"),
-        reviews=[f.path for f in CORPUS.agreement_spec.reviews],
+        unpack(STEPS.corpus_agreement.inputs),
     output:
         directory(CORPUS.agreement_dir),
     params:
-        spec=CORPUS.agreement_spec.to_json(),
+        step=STEPS.corpus_agreement.name,
+        spec=STEPS.corpus_agreement.spec,
     resources:
         runtime=10,
         mem_mb=1500,
@@ -161,7 +133,7 @@ rule corpus_agreement:
     log:
         "logs/corpus/agreement.log",
     script:
-        "../scripts/corpus_agreement.py"
+        "../scripts/step.py"
 
 
 rule corpus_publish:

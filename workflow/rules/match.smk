@@ -3,14 +3,15 @@
 
 rule match_facts:
     input:
-        unpack(match_inputs),
+        unpack(STEPS.match_facts.inputs),
     output:
         paths.MATCH,
     params:
-        spec=match_params,
+        step=STEPS.match_facts.name,
+        spec=STEPS.match_facts.spec,
     resources:
-        api=match_api,
-        runtime=match_runtime,
+        api=STEPS.match_facts.api,
+        runtime=STEPS.match_facts.minutes(120, 15),
         mem_mb=2000,
         cpus_per_task=1,
     log:
@@ -18,16 +19,17 @@ rule match_facts:
     benchmark:
         paths.benchmark(paths.MATCH)
     script:
-        "../scripts/match_facts.py"
+        "../scripts/step.py"
 
 
 rule judge_advice:
     input:
-        unpack(judge_inputs),
+        unpack(STEPS.judge_advice.inputs),
     output:
         paths.JUDGEMENT,
     params:
-        spec=judge_params,
+        step=STEPS.judge_advice.name,
+        spec=STEPS.judge_advice.spec,
     resources:
         api=1,
         runtime=120,
@@ -38,4 +40,4 @@ rule judge_advice:
     benchmark:
         paths.benchmark(paths.JUDGEMENT)
     script:
-        "../scripts/judge_advice.py"
+        "../scripts/step.py"

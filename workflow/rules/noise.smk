@@ -5,61 +5,65 @@
 # judge is configured: the tables are not built when the judge has drifted.
 
 
-if PLAN.replicates_enabled:
+NOISE = PLAN.noise
+SENTINEL = PLAN.sentinel
+
+
+if NOISE.replicates_enabled:
 
     rule replicate:
         input:
-            unpack(replicate_inputs),
+            unpack(STEPS.replicate.inputs),
         output:
             directory(paths.REPLICATE),
         params:
-            spec=replicate_params,
+            step=STEPS.replicate.name,
+            spec=STEPS.replicate.spec,
         resources:
-            api=replicate_api,
+            api=STEPS.replicate.api,
             runtime=240,
             mem_mb=2000,
             cpus_per_task=1,
         log:
             paths.log(paths.REPLICATE),
         script:
-            "../scripts/replicate.py"
+            "../scripts/step.py"
 
     rule noise:
         input:
-            index=PLAN.index_file,
-            runs=PLAN.replicate_dirs(),
+            unpack(STEPS.noise.inputs),
         output:
-            directory(PLAN.noise_dir),
+            directory(NOISE.noise_dir),
         params:
-            spec=spec_param(PLAN.noise_spec),
+            step=STEPS.noise.name,
+            spec=STEPS.noise.spec,
         threads: SETTINGS.metrics.bertscore.threads
         resources:
             runtime=30,
             mem_mb=SETTINGS.metrics.bertscore.mem_mb,
             cpus_per_task=threads_per_task,
         log:
-            paths.log(PLAN.noise_dir),
+            paths.log(NOISE.noise_dir),
         script:
-            "../scripts/noise.py"
+            "../scripts/step.py"
 
 
-if PLAN.sentinel_enabled:
+if SENTINEL.sentinel_enabled:
 
     rule judge_sentinel:
         input:
-            **with_adapters(
-                {"anchors": PLAN.sentinel_spec.anchors.path}, PLAN.sentinel_spec.judge.name
-            ),
+            unpack(STEPS.judge_sentinel.inputs),
         output:
-            directory(PLAN.sentinel_dir),
+            directory(SENTINEL.sentinel_dir),
         params:
-            spec=spec_param(PLAN.sentinel_spec),
+            step=STEPS.judge_sentinel.name,
+            spec=STEPS.judge_sentinel.spec,
         resources:
             api=1,
             runtime=30,
             mem_mb=2000,
             cpus_per_task=1,
         log:
-            paths.log(PLAN.sentinel_dir),
+            paths.log(SENTINEL.sentinel_dir),
         script:
-            "../scripts/judge_sentinel.py"
+            "../scripts/step.py"

@@ -3,66 +3,60 @@
 # the tables job copies into the published tables. Only when reliability.enabled.
 
 
-if PLAN.reliability_enabled:
+RELIABILITY = PLAN.reliability
+
+
+if RELIABILITY.reliability_enabled:
 
     rule reliability_sample:
         input:
-            **with_adapters(
-                {
-                    "train": PLAN.reliability_sample_spec.train.path,
-                    **(
-                        {"questions": SETTINGS.reliability.questions_file}
-                        if SETTINGS.reliability.questions_file
-                        else {}
-                    ),
-                },
-                SETTINGS.reliability.question_writer,
-            ),
+            unpack(STEPS.reliability_sample.inputs),
         output:
-            PLAN.reliability_items_file,
+            RELIABILITY.reliability_items_file,
         params:
-            spec=spec_param(PLAN.reliability_sample_spec),
+            step=STEPS.reliability_sample.name,
+            spec=STEPS.reliability_sample.spec,
         resources:
-            api=int(PLAN.reliability_sample_spec.writer is not None),
+            api=STEPS.reliability_sample.api,
             runtime=60,
             mem_mb=2000,
             cpus_per_task=1,
         log:
-            paths.log(PLAN.reliability_items_file),
+            paths.log(RELIABILITY.reliability_items_file),
         script:
-            "../scripts/reliability_sample.py"
+            "../scripts/step.py"
 
     rule reliability:
         input:
-            unpack(reliability_inputs),
+            unpack(STEPS.reliability.inputs),
         output:
             paths.RELIABILITY,
         params:
-            spec=reliability_params,
+            step=STEPS.reliability.name,
+            spec=STEPS.reliability.spec,
         resources:
-            api=reliability_api,
-            runtime=reliability_runtime,
+            api=STEPS.reliability.api,
+            runtime=STEPS.reliability.minutes(120, 15),
             mem_mb=2000,
             cpus_per_task=1,
         log:
             paths.log(paths.RELIABILITY),
         script:
-            "../scripts/reliability.py"
+            "../scripts/step.py"
 
     rule table4_build:
         input:
-            sample=PLAN.reliability_items_file,
-            answers=PLAN.reliability_files(),
-            paper=PLAN.table4_spec.paper.path,
+            unpack(STEPS.table4.inputs),
         output:
-            directory(PLAN.table4_dir),
+            directory(RELIABILITY.table4_dir),
         params:
-            spec=spec_param(PLAN.table4_spec),
+            step=STEPS.table4.name,
+            spec=STEPS.table4.spec,
         resources:
             runtime=10,
             mem_mb=2000,
             cpus_per_task=1,
         log:
-            paths.log(PLAN.table4_dir),
+            paths.log(RELIABILITY.table4_dir),
         script:
-            "../scripts/table4.py"
+            "../scripts/step.py"

@@ -5,71 +5,72 @@
 
 rule tables:
     input:
-        **report_inputs(PLAN.tables_spec),
+        unpack(STEPS.tables.inputs),
     output:
-        tables=directory(TABLES_DIR),
-        manifest=TABLES_MANIFEST,
+        tables=directory(REPORT.tables_dir),
+        manifest=REPORT.tables_manifest,
     params:
-        spec=spec_param(PLAN.tables_spec),
+        step=STEPS.tables.name,
+        spec=STEPS.tables.spec,
     threads: 2
     resources:
-        mem_mb=report_mem_mb(PLAN.tables_spec),
+        mem_mb=report_mem_mb(REPORT.tables_spec),
         runtime=30,
         cpus_per_task=threads_per_task,
     log:
-        paths.log(TABLES_DIR),
+        paths.log(REPORT.tables_dir),
     benchmark:
-        paths.benchmark(TABLES_DIR)
+        paths.benchmark(REPORT.tables_dir)
     script:
-        "../scripts/tables.py"
+        "../scripts/step.py"
 
 
 rule figures:
     input:
-        **report_inputs(PLAN.figures_spec),
+        unpack(STEPS.figures.inputs),
     output:
-        figures=directory(FIGURES_DIR),
-        plots=directory(PLOTS_DIR),
-        manifest=FIGURES_MANIFEST,
+        figures=directory(REPORT.figures_dir),
+        plots=directory(REPORT.plots_dir),
+        manifest=REPORT.figures_manifest,
     params:
-        spec=spec_param(PLAN.figures_spec),
+        step=STEPS.figures.name,
+        spec=STEPS.figures.spec,
     threads: 1
     resources:
-        mem_mb=report_mem_mb(PLAN.figures_spec),
+        mem_mb=report_mem_mb(REPORT.figures_spec),
         runtime=30,
         cpus_per_task=threads_per_task,
     log:
-        paths.log(FIGURES_DIR),
+        paths.log(REPORT.figures_dir),
     benchmark:
-        paths.benchmark(FIGURES_DIR)
+        paths.benchmark(REPORT.figures_dir)
     script:
-        "../scripts/figures.py"
+        "../scripts/step.py"
 
 
 rule html_report:
     input:
-        **report_inputs(PLAN.html_spec),
-        figures=ancient(FIGURES_DIR),  # digest-named folders: existence decides (see common)
-        figures_manifest=FIGURES_MANIFEST,
+        unpack(STEPS.html_report.inputs),
     output:
-        HTML_FILE,
+        REPORT.html_file,
     params:
-        spec=spec_param(PLAN.html_spec),
+        step=STEPS.html_report.name,
+        spec=STEPS.html_report.spec,
     threads: 2
     resources:
-        mem_mb=report_mem_mb(PLAN.html_spec),
+        mem_mb=report_mem_mb(REPORT.html_spec),
         runtime=30,
         cpus_per_task=threads_per_task,
     log:
-        paths.log(HTML_FILE),
+        paths.log(REPORT.html_file),
     script:
-        "../scripts/html_report.py"
+        "../scripts/step.py"
 
 
 rule publish_tables:
     input:
-        tables=ancient(TABLES_DIR),
-        manifest=TABLES_MANIFEST,  # a rewrite of the folder in place re-publishes it
+        tables=ancient(REPORT.tables_dir),
+        manifest=REPORT.tables_manifest,  # a rewrite of the folder in place re-publishes it
     output:
         tables=directory(paths.PUBLISHED_TABLES),
         metrics=paths.PUBLISHED_METRICS,
@@ -86,9 +87,9 @@ rule publish_tables:
 
 rule publish_figures:
     input:
-        figures=ancient(FIGURES_DIR),
-        plots=ancient(PLOTS_DIR),
-        manifest=FIGURES_MANIFEST,
+        figures=ancient(REPORT.figures_dir),
+        plots=ancient(REPORT.plots_dir),
+        manifest=REPORT.figures_manifest,
     output:
         figures=directory(paths.PUBLISHED_FIGURES),
         plots=directory(paths.PUBLISHED_PLOTS),
@@ -105,7 +106,7 @@ rule publish_figures:
 
 rule publish_html:
     input:
-        HTML_FILE,
+        REPORT.html_file,
     output:
         paths.PUBLISHED_HTML,
     resources:

@@ -4,11 +4,12 @@
 
 rule score_system:
     input:
-        unpack(score_inputs),
+        unpack(STEPS.score_system.inputs),
     output:
         paths.SCORE,
     params:
-        spec=score_params,
+        step=STEPS.score_system.name,
+        spec=STEPS.score_system.spec,
     threads: SETTINGS.metrics.bertscore.threads
     resources:
         mem_mb=SETTINGS.metrics.bertscore.mem_mb,
@@ -19,22 +20,22 @@ rule score_system:
     benchmark:
         paths.benchmark(paths.SCORE)
     script:
-        "../scripts/score_system.py"
+        "../scripts/step.py"
 
 
 rule aggregate_scores:
     input:
-        index=PLAN.index_file,
-        scores=all_score_files(),
+        unpack(STEPS.aggregate_scores.inputs),
     output:
-        PLAN.aggregate_file,
+        EVALUATION.aggregate_file,
     params:
-        spec=spec_param(PLAN.aggregate_spec),
+        step=STEPS.aggregate_scores.name,
+        spec=STEPS.aggregate_scores.spec,
     resources:
         runtime=10,
         mem_mb=2000,
         cpus_per_task=1,
     log:
-        paths.log(PLAN.aggregate_file),
+        paths.log(EVALUATION.aggregate_file),
     script:
-        "../scripts/aggregate_scores.py"
+        "../scripts/step.py"

@@ -4,15 +4,16 @@
 
 rule simulate:
     input:
-        unpack(simulate_inputs),
+        unpack(STEPS.simulate.inputs),
     output:
         paths.TRANSCRIPT,
     params:
-        spec=simulate_params,
+        step=STEPS.simulate.name,
+        spec=STEPS.simulate.spec,
     resources:
-        api=simulate_api,
+        api=STEPS.simulate.api,
         # minutes of wall time on a cluster: a shard of LLM consultations waits on its API
-        runtime=simulate_runtime,
+        runtime=STEPS.simulate.minutes(240, 30),
         mem_mb=2000,
         cpus_per_task=1,
     log:
@@ -20,4 +21,4 @@ rule simulate:
     benchmark:
         paths.benchmark(paths.TRANSCRIPT)
     script:
-        "../scripts/simulate.py"
+        "../scripts/step.py"

@@ -100,18 +100,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     and :func:`lecode.preflight.preflight`, API keys of every model a role uses included),
     without Snakemake."""
     from lecode.config.experiment import Settings
-    from lecode.plan import Plan
+    from lecode.pipeline import Plan
     from lecode.preflight import preflight
 
     settings = Settings.load(args.params[0], *args.params[1:])
     preflight(settings, layers=args.params)
     plan = Plan(settings)
-    for x in plan.system_files:
+    for x in plan.evaluation.system_files:
         if x.not_run is not None:
             print(f"{x.system.label}: not run ({x.not_run})")
             continue
         print(f"{x.system.label}: simulate {x.simulate}, match {x.match}, score {x.score}")
-    print(f"tables {plan.tables_spec.digest()}; configuration valid")
+    print(f"tables {plan.report.tables_spec.digest()}; configuration valid")
     return 0
 
 

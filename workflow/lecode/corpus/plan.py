@@ -1,11 +1,13 @@
-"""Every spec and path of the dataset build, derived once from the settings (the rules of
-``workflow/rules/dataset.smk`` ask this object, the steps read the specs it writes)."""
+"""The dataset build's jobs: every spec and path, derived once from the settings
+(:class:`CorpusPlan`, one study of :class:`lecode.pipeline.Plan`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
+from lecode import paths
 from lecode.config.base import SettingsError
 from lecode.config.corpus import CorpusSettings
 from lecode.config.experiment import Settings
@@ -22,14 +24,17 @@ from lecode.corpus.specs import (
 from lecode.corpus.transcripts import duplicate_ids, transcript_files, transcript_ids
 from lecode.dataset import id_hash
 from lecode.fingerprint import digest_files, step_code
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles
 from lecode.shards import shard_name
 from lecode.specs import FileRef, LLMRuntimeSpec, Role, stable_hash
 
-ROOT = "results/corpus"
-STEPS: dict[str, type[AnnotateSpec]] = {
-    "roles": RolesSpec,
-    "stage1": Stage1Spec,
-    "stage2": Stage2Spec,
+ROOT = paths.CORPUS_ROOT
+#: The pre-annotation steps in order, with the path pattern of each one's shard files.
+STEPS: dict[str, tuple[type[AnnotateSpec], str]] = {
+    "roles": (RolesSpec, paths.CORPUS_ROLES),
+    "stage1": (Stage1Spec, paths.CORPUS_STAGE1),
+    "stage2": (Stage2Spec, paths.CORPUS_STAGE2),
 }
 #: The offline annotator's fact matcher threshold (the lexical matcher's default).
 FACT_THRESHOLD = 0.5
@@ -58,8 +63,12 @@ def present_reviewers(review_dir: str | Path) -> list[str]:
 
 
 class CorpusPlan:
-    def __init__(self, settings: Settings) -> None:
+    """Specs, paths and jobs of the dataset build. ``problems``: what stops the build (listed
+    by :meth:`check` when a job of it is first asked for)."""
+
+    def __init__(self, settings: Settings, roles: Roles | None = None) -> None:
         self.settings = settings
+        self.roles = roles or Roles(settings)
         self.corpus: CorpusSettings = settings.corpus
         self.shards = [shard_name(k) for k in range(self.corpus.n_shards)]
         self.problems: list[str] = []
@@ -151,17 +160,7 @@ class CorpusPlan:
         name = self.corpus.annotator
         if name is None:
             return None, LLMRuntimeSpec()
-        entry = self.settings.models[name]
-        models = {name: entry}
-        server = getattr(entry, "server", None)  # a vLLM entry served by another entry's server
-        if server is not None and server in self.settings.models:
-            models[server] = self.settings.models[server]
-        runtime = LLMRuntimeSpec(
-            llm=self.settings.llm,
-            models=models,
-            max_turns=self.settings.simulation.max_turns,
-        )
-        return Role(name=name, entry=entry), runtime
+        return self.roles.role(name), self.roles.runtime(name)
 
     @staticmethod
     def templates(step: str) -> dict[str, str]:
@@ -179,7 +178,7 @@ class CorpusPlan:
         role, runtime = self._annotator()
         out: dict[str, dict[str, AnnotateSpec]] = {}
         previous: dict[str, str | None] = dict.fromkeys(self.shards)
-        for step, cls in STEPS.items():
+        for step, (cls, _) in STEPS.items():
             out[step] = {}
             for shard in self.shards:
                 files = self.shard_files(shard)
@@ -210,10 +209,8 @@ class CorpusPlan:
 
     def annotation_file(self, step: str, shard: str) -> str:
         """Named by the shard's own digest: a new or changed transcript reruns its shard."""
-        return f"{ROOT}/{step}/{shard}/{self.annotate_specs[step][shard].digest()}.jsonl"
-
-    def annotation_pattern(self, step: str) -> str:
-        return f"{ROOT}/{step}/{{shard}}/{{digest}}.jsonl"
+        digest = self.annotate_specs[step][shard].digest()
+        return paths.format(STEPS[step][1], shard=shard, digest=digest)
 
     def annotation_files(self, step: str) -> list[str]:
         return [self.annotation_file(step, s) for s in self.shards]
@@ -231,7 +228,7 @@ class CorpusPlan:
 
     @property
     def review_export_dir(self) -> str:
-        return f"{ROOT}/review/{self.review_export_spec.digest()}"
+        return paths.format(paths.CORPUS_REVIEW, digest=self.review_export_spec.digest())
 
     @property
     def review_export_current(self) -> str:
@@ -257,7 +254,7 @@ class CorpusPlan:
 
     @property
     def assemble_dir(self) -> str:
-        return f"{ROOT}/dataset/{self.assemble_spec.digest()}"
+        return paths.format(paths.CORPUS_DATASET, digest=self.assemble_spec.digest())
 
     @cached_property
     def agreement_spec(self) -> AgreementSpec:
@@ -273,7 +270,7 @@ class CorpusPlan:
 
     @property
     def agreement_dir(self) -> str:
-        return f"{ROOT}/agreement/{self.agreement_spec.digest()}"
+        return paths.format(paths.CORPUS_AGREEMENT, digest=self.agreement_spec.digest())
 
     @property
     def published(self) -> list[str]:
@@ -285,3 +282,38 @@ class CorpusPlan:
         if self.reviewers:
             out.append(self.agreement_dir)
         return out
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def jobs(self) -> Iterator[Job]:
+        self.check()
+        previous: dict[str, str] = {}
+        for step in STEPS:
+            for shard, spec in self.annotate_specs[step].items():
+                at = {"shard": shard, "digest": spec.digest()}
+                if step == "roles":
+                    inputs: dict[str, str | tuple[str, ...]] = {
+                        "transcripts": tuple(str(f) for f in self.shard_files(shard))
+                    }
+                else:
+                    inputs = {"previous": previous[shard]}
+                out = self.annotation_file(step, shard)
+                yield Job(spec, out, inputs, at, f"{step} {shard}")
+                previous[shard] = out
+        pre = {s: tuple(self.annotation_files(s)) for s in STEPS}
+        yield Job(self.review_export_spec, self.review_export_dir, pre)
+        yield Job(
+            self.assemble_spec,
+            self.assemble_dir,
+            {**pre, "reviews": tuple(f.path for f in self.assemble_spec.reviews)},
+        )
+        if self.reviewers:
+            yield Job(
+                self.agreement_spec,
+                self.agreement_dir,
+                {
+                    "stage1": pre["stage1"],
+                    "stage2": pre["stage2"],
+                    "reviews": tuple(f.path for f in self.agreement_spec.reviews),
+                },
+            )

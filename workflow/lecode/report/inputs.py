@@ -12,8 +12,8 @@ from lecode.config.roles import System
 from lecode.dataset import load_cases
 from lecode.recordio import read_judgements, read_matches, read_transcripts
 from lecode.records import Judgement, Matches, Transcript
+from lecode.report.specs import ReportSpec
 from lecode.score_io import read_scores
-from lecode.specs import ReportSpec
 
 
 class ReportInputs:

@@ -1,6 +1,6 @@
 """The provenance every table cell shares: what the tables job read, from its spec.
 
-:func:`table_provenance` turns the tables job's :class:`~lecode.specs.TablesSpec` and the
+:func:`table_provenance` turns the tables job's :class:`~lecode.report.specs.TablesSpec` and the
 inputs it loaded into a :class:`~lecode.report.document.Provenance`: the run (git state of
 the code, package versions, the dataset files, shard index and shards, the published numbers,
 the aggregate scores, each with its sha256, and the report settings) and, per system, the
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from lecode import paths
 from lecode.config.base import IDENTITY
+from lecode.evaluation.specs import SystemFiles
 from lecode.records import Judgement, Matches, Transcript
 from lecode.report.document import (
     DatasetInfo,
@@ -44,7 +45,8 @@ from lecode.report.document import (
     SystemInfo,
 )
 from lecode.report.served import served_by_role
-from lecode.specs import FileRef, ReportSpec, Role, SystemFiles, file_sha256
+from lecode.report.specs import ReportSpec
+from lecode.specs import FileRef, Role, file_sha256
 
 if TYPE_CHECKING:
     from lecode.report.inputs import ReportInputs

@@ -45,10 +45,12 @@ def make_data(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     try:
         from lecode.config.experiment import Settings
-        from lecode.plan import Plan
+        from lecode.plan.roles import Roles
+        from lecode.sft.plan import SFTPlan
         from lecode.sft.steps.sft_data import run
 
-        spec = Plan(Settings.load(ROOT / "params.yaml")).sft_data_spec("keyfact-e")
+        settings = Settings.load(ROOT / "params.yaml")
+        spec = SFTPlan(settings, Roles(settings)).sft_data_spec("keyfact-e")
         stats = run(spec, out_dir=str(out))
         _emit("data", builder="lecode.sft", samples=stats["samples"], file=str(out / "train.jsonl"))
         return out / "train.jsonl"
@@ -109,8 +111,8 @@ def make_model(data: Path, out: Path, *, hidden: int, layers: int) -> Path:
 
 def train_steps(base: Path, data: Path, out: Path, *, steps: int, batch: int, accum: int) -> None:
     from lecode.config.sections import SFTTrainSettings
+    from lecode.sft.specs import SFTTrainSpec
     from lecode.sft.train import train
-    from lecode.specs import SFTTrainSpec
 
     hyper = SFTTrainSettings(
         base_model=str(base),

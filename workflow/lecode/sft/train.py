@@ -33,7 +33,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from lecode.specs import SFTTrainSpec, file_sha256
+from lecode.sft.specs import SFTTrainSpec
+from lecode.specs import file_sha256
 
 ADAPTER = "adapter"
 LOG = "train_log.csv"

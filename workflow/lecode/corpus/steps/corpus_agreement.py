@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
+from lecode import paths
 from lecode.corpus.agreement import Agreement, compare, group_agreement
 from lecode.corpus.agreement_report import write_agreement
+from lecode.corpus.errors import reported
 from lecode.corpus.inputs import load_pre, load_review
 from lecode.corpus.specs import AgreementSpec
 from lecode.metrics.advice import RougeL
+from lecode.plan.jobs import JobFiles, Step
 
 log = logging.getLogger("lecode")
 
@@ -81,3 +84,15 @@ def run(
             ag.fact_f1,
         )
     return written
+
+
+def _run_job(spec: AgreementSpec, job: JobFiles) -> None:
+    run(
+        spec,
+        stage1=list(job.input.stage1),
+        stage2=list(job.input.stage2),
+        out_dir=str(job.output[0]),
+    )
+
+
+STEP = Step(spec=AgreementSpec, run=_run_job, output=paths.CORPUS_AGREEMENT, guard=reported)

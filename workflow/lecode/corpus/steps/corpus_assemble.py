@@ -9,10 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lecode import paths
 from lecode.corpus.assemble import assemble
+from lecode.corpus.errors import reported
 from lecode.corpus.inputs import load_pre, load_review, load_roles
 from lecode.corpus.merge import DISAGREEMENTS_FILE, disagreements_csv, resolve
 from lecode.corpus.specs import AssembleSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import atomic_write_text
 
 log = logging.getLogger("lecode")
@@ -86,3 +89,16 @@ def run(
         len(reviewed2),
     )
     return record
+
+
+def _run_job(spec: AssembleSpec, job: JobFiles) -> None:
+    run(
+        spec,
+        stage1=list(job.input.stage1),
+        stage2=list(job.input.stage2),
+        roles=list(job.input.roles),
+        out_dir=str(job.output[0]),
+    )
+
+
+STEP = Step(spec=AssembleSpec, run=_run_job, output=paths.CORPUS_DATASET, guard=reported)

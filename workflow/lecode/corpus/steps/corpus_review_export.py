@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from lecode import paths
 from lecode.corpus.annotations import (
     SPEAKER_ZH,
     RoleAnnotation,
@@ -14,11 +15,13 @@ from lecode.corpus.annotations import (
     read_records,
 )
 from lecode.corpus.assign import ASSIGNMENTS_FILE, assign, assignments_csv
+from lecode.corpus.errors import reported
 from lecode.corpus.inputs import load_pre
 from lecode.corpus.labelstudio import write_tasks
 from lecode.corpus.review import export_review
 from lecode.corpus.roles_review import CHECK_FILE, roles_to_check
 from lecode.corpus.specs import ReviewExportSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import atomic_write_text
 
 log = logging.getLogger("lecode")
@@ -113,3 +116,16 @@ def run(
     atomic_write_text(Path(out_dir) / "GUIDELINES.md", GUIDELINES)
     log.info("review export: %d file(s) for %d dialogue(s) in %s", len(written), len(pre2), out_dir)
     return len(written)
+
+
+def _run_job(spec: ReviewExportSpec, job: JobFiles) -> None:
+    run(
+        spec,
+        stage1=list(job.input.stage1),
+        stage2=list(job.input.stage2),
+        roles=list(job.input.roles),
+        out_dir=str(job.output[0]),
+    )
+
+
+STEP = Step(spec=ReviewExportSpec, run=_run_job, output=paths.CORPUS_REVIEW, guard=reported)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 
+from lecode import paths
 from lecode.agents.base import Judge, RoleError, UsageMeter
 from lecode.agents.judges import build_judge
-from lecode.evaluation.steps.evaluate_shard import evaluate_shard
+from lecode.evaluation.shard_evaluation import evaluate_shard
+from lecode.evaluation.specs import JudgeSpec
 from lecode.llm.errors import LLMCallError
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import write_judgements
 from lecode.records import Case, Judgement, Transcript
-from lecode.specs import JudgeSpec
 
 log = logging.getLogger(__name__)
 
@@ -52,3 +54,10 @@ def run(spec: JudgeSpec, *, shard: str, transcripts: str, out: str) -> None:
         spec, build_judge, judge_dialogue, shard=shard, transcripts=transcripts
     )
     write_judgements(out, records)
+
+
+def _run_job(spec: JudgeSpec, job: JobFiles) -> None:
+    run(spec, shard=job.input.shard, transcripts=job.input.transcripts, out=job.output[0])
+
+
+STEP = Step(spec=JudgeSpec, run=_run_job, output=paths.JUDGEMENT)

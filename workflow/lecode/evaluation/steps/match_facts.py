@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 
+from lecode import paths
 from lecode.agents.base import Matcher, RoleError, UsageMeter
 from lecode.agents.matchers import build_matcher
-from lecode.evaluation.steps.evaluate_shard import evaluate_shard
+from lecode.evaluation.shard_evaluation import evaluate_shard
+from lecode.evaluation.specs import MatchSpec
 from lecode.llm.errors import LLMCallError
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import write_matches
 from lecode.records import UNKNOWN_ANSWER, Case, Matches, Transcript
-from lecode.specs import MatchSpec
 
 log = logging.getLogger(__name__)
 
@@ -63,3 +65,10 @@ def run(spec: MatchSpec, *, shard: str, transcripts: str, out: str) -> None:
         spec, build_matcher, match_dialogue, shard=shard, transcripts=transcripts
     )
     write_matches(out, records)
+
+
+def _run_job(spec: MatchSpec, job: JobFiles) -> None:
+    run(spec, shard=job.input.shard, transcripts=job.input.transcripts, out=job.output[0])
+
+
+STEP = Step(spec=MatchSpec, run=_run_job, output=paths.MATCH)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from lecode import paths
+from lecode.evaluation.specs import ScoreSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import read_cases, read_judgements, read_matches, read_transcripts
 from lecode.score_io import write_scores
-from lecode.specs import ScoreSpec
 
 log = logging.getLogger("lecode")
 
@@ -39,3 +41,18 @@ def run(
     rows = score_dialogues(cases, ts, ms, js, rouge, bert)
     write_scores(out, rows)
     log.info("scored %d dialogues", len(rows))
+
+
+def _run_job(spec: ScoreSpec, job: JobFiles) -> None:
+    run(
+        spec,
+        shards=list(job.input.shards),
+        transcripts=list(job.input.transcripts),
+        matches=list(job.input.matches),
+        judgements=list(job.input.judgements),
+        out=job.output[0],
+        threads=job.threads,
+    )
+
+
+STEP = Step(spec=ScoreSpec, run=_run_job, output=paths.SCORE)

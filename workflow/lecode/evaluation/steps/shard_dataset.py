@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
+from lecode import paths
 from lecode.dataset import load_cases
+from lecode.evaluation.specs import ShardSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.shards import select, write_shards
-from lecode.specs import ShardSpec
 
 log = logging.getLogger("lecode")
 
@@ -22,3 +25,10 @@ def run(spec: ShardSpec, *, out_dir: str) -> None:
         source={"path": spec.test.path, "sha256": spec.test.sha256, "limit": spec.limit},
     )
     log.info("%d test cases in %d shards: %s", len(cases), spec.n_shards, index["shards"])
+
+
+def _run_job(spec: ShardSpec, job: JobFiles) -> None:
+    run(spec, out_dir=str(Path(job.output.index).parent))
+
+
+STEP = Step(spec=ShardSpec, run=_run_job, output=paths.INDEX)

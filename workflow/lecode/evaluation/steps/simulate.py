@@ -12,12 +12,13 @@ from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
+from lecode.evaluation.specs import SimulateSpec
 from lecode.failures import of_records, summary
+from lecode.plan.jobs import JobFiles, Step
 from lecode.progress import Progress, ledger_usage
 from lecode.recordio import read_cases, write_transcripts
 from lecode.records import Case, Transcript
 from lecode.simulate import DialogueJournal, simulate_cases
-from lecode.specs import SimulateSpec
 
 log = logging.getLogger("lecode")
 
@@ -105,3 +106,10 @@ def run(spec: SimulateSpec, *, shard: str, out: str) -> None:
     )
     for line in summary([failed] if failed.failed else []):
         log.warning("%s", line)
+
+
+def _run_job(spec: SimulateSpec, job: JobFiles) -> None:
+    run(spec, shard=job.input.shard, out=job.output[0])
+
+
+STEP = Step(spec=SimulateSpec, run=_run_job, output=paths.TRANSCRIPT)

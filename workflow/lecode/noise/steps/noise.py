@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from lecode import paths
 from lecode.noise import (
     FACTORS,
     decompose,
@@ -19,9 +20,10 @@ from lecode.noise import (
     pool,
     z_sum,
 )
+from lecode.noise.specs import NoiseSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import atomic_write_text, read_transcripts
 from lecode.score_io import read_scores
-from lecode.specs import NoiseSpec
 
 log = logging.getLogger("lecode")
 
@@ -133,3 +135,10 @@ def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
     write_document(noise_document(noise, spec.digest()), out)
     log.info("noise: %d systems, %d metrics", len(frames), len(out_metrics))
     return noise
+
+
+def _run_job(spec: NoiseSpec, job: JobFiles) -> None:
+    run(spec, out_dir=job.output[0], threads=job.threads)
+
+
+STEP = Step(spec=NoiseSpec, run=_run_job, output=paths.NOISE)

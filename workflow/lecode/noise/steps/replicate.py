@@ -9,6 +9,7 @@ import asyncio
 import logging
 from pathlib import Path
 
+from lecode import paths
 from lecode.agents.judges import build_judge
 from lecode.agents.matchers import build_matcher
 from lecode.agents.roles import close_context, role_context
@@ -16,9 +17,10 @@ from lecode.dataset import load_cases
 from lecode.evaluation.steps.judge_advice import judge_dialogue
 from lecode.evaluation.steps.match_facts import match_dialogue
 from lecode.evaluation.steps.simulate import consult
+from lecode.noise.specs import ReplicateSpec
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import write_judgements, write_matches, write_transcripts
 from lecode.score_io import write_scores
-from lecode.specs import ReplicateSpec
 
 log = logging.getLogger("lecode")
 
@@ -81,3 +83,10 @@ def run(spec: ReplicateSpec, *, out_dir: str) -> None:
     write_judgements(out / JUDGEMENTS, judgements)
     write_scores(out / SCORES, rows)
     log.info("%s: %d dialogues scored", name, len(rows))
+
+
+def _run_job(spec: ReplicateSpec, job: JobFiles) -> None:
+    run(spec, out_dir=job.output[0])
+
+
+STEP = Step(spec=ReplicateSpec, run=_run_job, output=paths.REPLICATE)

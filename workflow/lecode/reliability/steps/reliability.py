@@ -7,11 +7,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from lecode import paths
 from lecode.agents.base import Client, ClientDialogue, RoleError, UsageMeter
 from lecode.agents.clients import build_client
 from lecode.agents.roles import close_context, role_context
 from lecode.audit import audit_answer, known_answer
 from lecode.llm.errors import LLMCallError
+from lecode.plan.jobs import JobFiles, Step
 from lecode.records import Turn
 from lecode.reliability import (
     JUDGE_TEMPLATES,
@@ -22,7 +24,7 @@ from lecode.reliability import (
     read_items,
     write_answers,
 )
-from lecode.specs import ReliabilitySpec
+from lecode.reliability.specs import ReliabilitySpec
 
 log = logging.getLogger("lecode")
 
@@ -119,3 +121,10 @@ def run(spec: ReliabilitySpec, *, items: str, out: str) -> None:
         "%s: %d answers, %d failed, %d without a judgement", name, len(answers), failed, unjudged
     )
     write_answers(out, answers)
+
+
+def _run_job(spec: ReliabilitySpec, job: JobFiles) -> None:
+    run(spec, items=job.input.sample, out=job.output[0])
+
+
+STEP = Step(spec=ReliabilitySpec, run=_run_job, output=paths.RELIABILITY)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from lecode import paths
 from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
+from lecode.plan.jobs import JobFiles, Step
 from lecode.reliability import (
     WRITER_TEMPLATES,
     ContextQuestionWriter,
@@ -15,7 +17,7 @@ from lecode.reliability import (
     write_items,
     writer_items,
 )
-from lecode.specs import ReliabilitySampleSpec
+from lecode.reliability.specs import ReliabilitySampleSpec
 
 log = logging.getLogger("lecode")
 
@@ -60,3 +62,10 @@ def run(spec: ReliabilitySampleSpec, *, out: str) -> None:
         )
     log.info("reliability study: %d consultations, %d questions each", len(items), spec.questions)
     write_items(out, items)
+
+
+def _run_job(spec: ReliabilitySampleSpec, job: JobFiles) -> None:
+    run(spec, out=job.output[0])
+
+
+STEP = Step(spec=ReliabilitySampleSpec, run=_run_job, output=paths.RELIABILITY_ITEMS)

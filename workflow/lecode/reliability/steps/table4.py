@@ -7,7 +7,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from lecode.specs import Table4Spec, file_sha256
+from lecode import paths
+from lecode.plan.jobs import JobFiles, Step
+from lecode.reliability.specs import Table4Spec
+from lecode.specs import file_sha256
 
 log = logging.getLogger("lecode")
 
@@ -73,3 +76,10 @@ def run(spec: Table4Spec, *, out_dir: str) -> list[Path]:
     written = write_document(doc, out_dir, latex_ci=settings.latex_ci)
     log.info("wrote %s", sorted(p.name for p in written))
     return written
+
+
+def _run_job(spec: Table4Spec, job: JobFiles) -> None:
+    run(spec, out_dir=job.output[0])
+
+
+STEP = Step(spec=Table4Spec, run=_run_job, output=paths.TABLE4)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from lecode import paths
+from lecode.manifest import write_manifest
+from lecode.plan.jobs import JobFiles, Step
 from lecode.report.inputs import ReportInputs
-from lecode.specs import FiguresSpec
+from lecode.report.specs import FiguresSpec
 
 log = logging.getLogger("lecode")
 
@@ -36,3 +39,11 @@ def run(spec: FiguresSpec, *, figures: str, plots: str) -> None:
         strategy_base=_strategy_base(spec),
     )
     log.info("wrote %s", sorted(written))
+
+
+def _run_job(spec: FiguresSpec, job: JobFiles) -> None:
+    run(spec, figures=job.output.figures, plots=job.output.plots)
+    write_manifest([job.output.figures, job.output.plots], job.output.manifest)
+
+
+STEP = Step(spec=FiguresSpec, run=_run_job, output=paths.FIGURES)

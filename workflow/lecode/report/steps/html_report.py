@@ -3,8 +3,10 @@ from their documents, nothing recomputed), the figures, and the transcript viewe
 
 from __future__ import annotations
 
+from lecode import paths
+from lecode.plan.jobs import JobFiles, Step
 from lecode.report.inputs import ReportInputs
-from lecode.specs import HtmlSpec
+from lecode.report.specs import HtmlSpec
 
 
 def run(spec: HtmlSpec, *, figures: str, out: str) -> None:
@@ -25,3 +27,10 @@ def run(spec: HtmlSpec, *, figures: str, out: str) -> None:
         judgements=data.judgements,
         figures_dir=figures,
     )
+
+
+def _run_job(spec: HtmlSpec, job: JobFiles) -> None:
+    run(spec, figures=job.input.figures, out=job.output[0])
+
+
+STEP = Step(spec=HtmlSpec, run=_run_job, output=paths.HTML)

@@ -8,8 +8,12 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from lecode import paths
+from lecode.evaluation.specs import SystemFiles
+from lecode.manifest import write_manifest
+from lecode.plan.jobs import JobFiles, Step
 from lecode.report.inputs import ReportInputs
-from lecode.specs import SystemFiles, TablesSpec
+from lecode.report.specs import TablesSpec
 
 log = logging.getLogger("lecode")
 
@@ -86,3 +90,11 @@ def run(spec: TablesSpec, *, out_dir: str) -> dict[str, list[Path]]:
         written["adjacent"] = write_document(doc, out_dir, latex_ci=spec.settings.latex_ci)
     log.info("wrote %s", sorted(p.name for ps in written.values() for p in ps))
     return written
+
+
+def _run_job(spec: TablesSpec, job: JobFiles) -> None:
+    run(spec, out_dir=job.output.tables)
+    write_manifest([job.output.tables], job.output.manifest)
+
+
+STEP = Step(spec=TablesSpec, run=_run_job, output=paths.TABLES)

@@ -8,9 +8,11 @@ import json
 import logging
 from pathlib import Path
 
+from lecode import paths
 from lecode.agents.context import endpoint, templates
 from lecode.agents.roles import close_context, role_context
 from lecode.llm.errors import failure_summary
+from lecode.plan.jobs import JobFiles, Step
 from lecode.recordio import atomic_write_text
 from lecode.sentinel import (
     JudgeDriftError,
@@ -21,7 +23,7 @@ from lecode.sentinel import (
     load_anchors,
     load_stored,
 )
-from lecode.specs import SentinelSpec
+from lecode.sentinel.specs import SentinelSpec
 
 log = logging.getLogger("lecode")
 RESULT = "judge_sentinel.json"
@@ -118,3 +120,10 @@ def run(spec: SentinelSpec, *, out_dir: str) -> dict:
             "judge has drifted; its scores are not comparable with earlier runs"
         )
     return result
+
+
+def _run_job(spec: SentinelSpec, job: JobFiles) -> None:
+    run(spec, out_dir=job.output[0])
+
+
+STEP = Step(spec=SentinelSpec, run=_run_job, output=paths.SENTINEL)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
+from lecode import paths
 from lecode.agents.context import RoleContext, endpoint
 from lecode.agents.matchers import build_matcher
 from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
+from lecode.plan.jobs import JobFiles, Step
 from lecode.records import Case
 from lecode.sft.build import direct_dialogues, keyfact_dialogues, write_variant
 from lecode.sft.dialogues import expert_templates
 from lecode.sft.questions import LLMWriter, QuestionWriter, TemplateWriter, writer_templates
-from lecode.specs import SFTDataSpec
+from lecode.sft.specs import SFTDataSpec
 
 log = logging.getLogger("lecode")
 
@@ -69,3 +72,10 @@ def run(spec: SFTDataSpec, *, out_dir: str, cases: list[Case] | None = None) -> 
         stats["rejected_by_kind"],
     )
     return stats
+
+
+def _run_job(spec: SFTDataSpec, job: JobFiles) -> None:
+    run(spec, out_dir=str(Path(job.output.data).parent))
+
+
+STEP = Step(spec=SFTDataSpec, run=_run_job, output=paths.SFT_DATA)

@@ -3,20 +3,32 @@ subset of test cases, and the noise report built from the runs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.config.roles import System
 from lecode.fingerprint import step_code
-from lecode.specs import FileRef, NoiseSpec, ReplicateRun, ReplicateSpec
+from lecode.noise.specs import NoiseSpec, ReplicateRun, ReplicateSpec
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles
+from lecode.specs import FileRef
+
+if TYPE_CHECKING:
+    from lecode.evaluation.plan import EvaluationPlan
 
 
-class ReplicatePlan:
-    """The replicate part of :class:`lecode.plan.Plan`."""
+class NoisePlan:
+    """Specs, paths and jobs of the noise study (none unless ``replicates.enabled``): it
+    replicates the evaluation's systems with their simulate, match, judge and score specs."""
 
-    settings: Settings
-    systems: list[System]
+    def __init__(self, settings: Settings, roles: Roles, evaluation: EvaluationPlan) -> None:
+        self.settings = settings
+        self.roles = roles
+        self.evaluation = evaluation
+        self.systems: list[System] = evaluation.systems
 
     @property
     def replicates_enabled(self) -> bool:
@@ -51,7 +63,7 @@ class ReplicatePlan:
         names = [s.client.model, s.matcher.model] + ([s.judge.model] if s.judge else [])
         out = {}
         for x in self.replicated_systems():
-            base = self.simulate_spec(x.expert, x.strategy)
+            base = self.evaluation.simulate_spec(x.expert, x.strategy)
             for factor, r in runs:
                 sim = base.model_copy(
                     update={
@@ -63,14 +75,14 @@ class ReplicatePlan:
                     factor=factor,
                     index=r,
                     simulate=sim,
-                    match=self.match_spec,
-                    judge=self.judge_spec,
+                    match=self.evaluation.match_spec,
+                    judge=self.evaluation.judge_spec,
                     judge_replicate=r if factor == "judge" else 0,
-                    score=self.score_spec,
+                    score=self.evaluation.score_spec,
                     test=test,
                     cases=self.replicate_cases,
                     code=step_code(ReplicateSpec.step),
-                    runtime=self.runtime(x.expert, *names),
+                    runtime=self.roles.runtime(x.expert, *names),
                 )
         return out
 
@@ -121,16 +133,48 @@ class ReplicatePlan:
         b = self.settings.metrics.bertscore
         return NoiseSpec(
             runs=runs,
-            index=self.index_file,
+            index=self.evaluation.index_file,
             test=FileRef.of(self.settings.dataset.test),
             bertscore=b if b.enabled else None,
             vary=self.replicate_factors(),
             alpha=r.alpha,
             power=r.power,
-            not_applicable=self.tables_not_applicable(),
+            not_applicable=self.evaluation.tables_not_applicable(),
             code=step_code(NoiseSpec.step),
         )
 
     @cached_property
     def noise_dir(self) -> str:
         return paths.format(paths.NOISE, ncfg=self.noise_spec.digest())
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def jobs(self) -> Iterator[Job]:
+        if not self.replicates_enabled:
+            return
+        for spec in self._replicates.values():
+            sim = spec.simulate
+            inputs: dict[str, str | tuple[str, ...]] = {"test": spec.test.path}
+            if sim.train is not None:
+                inputs["train"] = sim.train.path
+            names = [sim.expert.name, sim.client.name, spec.match.role.name]
+            if spec.judge is not None:
+                names.append(spec.judge.role.name)
+            at = {
+                "expert": sim.expert.name,
+                "strategy": sim.strategy,
+                "sim": sim.digest(),
+                "repcfg": spec.digest(),
+            }
+            yield Job(
+                spec,
+                self.replicate_dir(spec),
+                {**inputs, **self.roles.adapter_files(*names)},
+                at,
+                f"{sim.expert.name}/{sim.strategy} {spec.factor} {spec.index}",
+            )
+        yield Job(
+            self.noise_spec,
+            self.noise_dir,
+            {"index": self.evaluation.index_file, "runs": tuple(self.replicate_dirs())},
+        )

@@ -3,22 +3,24 @@ job per client model x strategy, and the table."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
 
 from lecode import paths
 from lecode.config.experiment import Settings, strategy_names
 from lecode.config.sections import ReliabilityClient
 from lecode.fingerprint import step_code
-from lecode.plan.core import prompt_hashes, template_hashes
-from lecode.specs import (
-    FileRef,
-    LLMRuntimeSpec,
+from lecode.plan.hashes import prompt_hashes, template_hashes
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles
+from lecode.reliability.specs import (
     ReliabilityRun,
     ReliabilitySampleSpec,
     ReliabilitySpec,
-    Role,
     Table4Spec,
 )
+from lecode.specs import FileRef, LLMRuntimeSpec, Role
 
 #: Templates of the reliability study's question writer and judge (Table 4).
 RELIABILITY_WRITER_TEMPLATES = ("reliability/questions", "reliability/questions_reask")
@@ -37,10 +39,12 @@ def client_strategies(client: ReliabilityClient) -> tuple[str, ...]:
 
 
 class ReliabilityPlan:
-    """The reliability part of :class:`lecode.plan.Plan`."""
+    """Specs, paths and jobs of the reliability study (none unless ``reliability.enabled``)."""
 
-    settings: Settings
-    paper: str
+    def __init__(self, settings: Settings, roles: Roles, *, paper: str | Path) -> None:
+        self.settings = settings
+        self.roles = roles
+        self.paper = str(paper)
 
     @property
     def reliability_enabled(self) -> bool:
@@ -55,7 +59,7 @@ class ReliabilityPlan:
     def reliability_sample_spec(self) -> ReliabilitySampleSpec:
         s = self.settings
         r = s.reliability
-        writer = self.role(r.question_writer) if r.question_writer else None
+        writer = self.roles.role(r.question_writer) if r.question_writer else None
         return ReliabilitySampleSpec(
             train=FileRef.of(s.dataset.train),
             n_cases=r.n_cases,
@@ -66,7 +70,7 @@ class ReliabilityPlan:
             questions_file=FileRef.of(r.questions_file) if r.questions_file else None,
             templates=prompt_hashes(RELIABILITY_WRITER_TEMPLATES) if writer else {},
             code=step_code(ReliabilitySampleSpec.step),
-            runtime=self.runtime(writer.name) if writer else LLMRuntimeSpec(),
+            runtime=self.roles.runtime(writer.name) if writer else LLMRuntimeSpec(),
         )
 
     @cached_property
@@ -80,12 +84,12 @@ class ReliabilityPlan:
     @cached_property
     def _reliability(self) -> dict[tuple[str, str], ReliabilitySpec]:
         r = self.settings.reliability
-        judge = self.role(r.judge) if r.judge else None
+        judge = self.roles.role(r.judge) if r.judge else None
         judge_templates = prompt_hashes(RELIABILITY_JUDGE_TEMPLATES) if judge else {}
         sample = self.reliability_sample_spec.digest()
         out = {}
         for model, strategy in self.reliability_runs():
-            client = self.role(model)
+            client = self.roles.role(model)
             out[(model, strategy)] = ReliabilitySpec(
                 sample=sample,
                 client=client,
@@ -96,7 +100,7 @@ class ReliabilityPlan:
                     **judge_templates,
                 },
                 code=step_code(ReliabilitySpec.step),
-                runtime=self.runtime(*(x.name for x in (client, judge) if x is not None)),
+                runtime=self.roles.runtime(*(x.name for x in (client, judge) if x is not None)),
             )
         return out
 
@@ -126,7 +130,7 @@ class ReliabilityPlan:
         roles: dict[str, Role] = {}
         for c in self.reliability_clients():
             entry = s.models[c.model]
-            roles[f"client:{c.model}"] = self.role(c.model)
+            roles[f"client:{c.model}"] = self.roles.role(c.model)
             for st in client_strategies(c):
                 runs.append(
                     ReliabilityRun(
@@ -140,7 +144,7 @@ class ReliabilityPlan:
                 )
         for key, name in (("judge", r.judge), ("writer", r.question_writer)):
             if name:
-                roles[key] = self.role(name)
+                roles[key] = self.roles.role(name)
         return Table4Spec(
             items=self.reliability_items_file,
             sample=self.reliability_sample_spec.digest(),
@@ -154,3 +158,42 @@ class ReliabilityPlan:
     @cached_property
     def table4_dir(self) -> str:
         return paths.format(paths.TABLE4, t4cfg=self.table4_spec.digest())
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def jobs(self) -> Iterator[Job]:
+        if not self.reliability_enabled:
+            return
+        sample = self.reliability_sample_spec
+        inputs: dict[str, str | tuple[str, ...]] = {"train": sample.train.path}
+        if sample.questions_file is not None:
+            inputs["questions"] = sample.questions_file.path
+        writer = sample.writer.name if sample.writer else None
+        inputs |= self.roles.adapter_files(writer)
+        yield Job(sample, self.reliability_items_file, inputs)
+        for client, strategy in self.reliability_runs():
+            spec = self.reliability_spec(client, strategy)
+            at = {
+                "rsmp": sample.digest(),
+                "rclient": client,
+                "cstrategy": strategy,
+                "rcfg": spec.digest(),
+            }
+            names = (spec.client.name, spec.judge.name if spec.judge else None)
+            yield Job(
+                spec,
+                self.reliability_file(client, strategy),
+                {"sample": self.reliability_items_file, **self.roles.adapter_files(*names)},
+                at,
+                f"{client}/{strategy}",
+            )
+        table4 = self.table4_spec
+        yield Job(
+            table4,
+            self.table4_dir,
+            {
+                "sample": self.reliability_items_file,
+                "answers": tuple(self.reliability_files()),
+                "paper": table4.paper.path,
+            },
+        )

@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lecode.agents.roles import close_context, role_context
+from lecode.evaluation.specs import EvaluateSpec
 from lecode.progress import Progress, failure_kind, ledger_usage
 from lecode.recordio import read_cases, read_transcripts
 from lecode.records import Case, Judgement, Matches, Transcript
-from lecode.specs import EvaluateSpec
 
 log = logging.getLogger("lecode")
 

@@ -1,77 +1,44 @@
-"""The core experiment's jobs: shards, simulation, matching, judging, scoring and the reports,
-their specs and paths, derived once from the settings (:class:`CorePlan`)."""
+"""The evaluation core's jobs: shards, simulation, matching, judging, scoring and the gathered
+scores, their specs and paths, derived once from the settings (:class:`EvaluationPlan`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from pathlib import Path
 from typing import TypeVar
 
 from lecode import paths
 from lecode.config.experiment import Settings
-from lecode.config.models import ModelEntry, VLLMEntry
 from lecode.config.roles import System
-from lecode.fingerprint import digest_files, step_code
-from lecode.metrics.registry import not_computed
-from lecode.shards import shard_name
-from lecode.specs import (
+from lecode.evaluation.specs import (
     AggregateSpec,
     EvaluateSpec,
-    FiguresSpec,
-    FileRef,
-    HtmlSpec,
     JudgeSpec,
-    LLMRuntimeSpec,
     MatchSpec,
-    ReportSpec,
-    Role,
     ScoredRow,
     ScoreSpec,
     ShardSpec,
     SimulateSpec,
     SystemFiles,
-    TablesSpec,
 )
+from lecode.fingerprint import step_code
+from lecode.metrics.registry import not_computed
+from lecode.plan.hashes import template_hashes
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles
+from lecode.shards import shard_name
+from lecode.specs import FileRef
 
-PAPER_NUMBERS = "data/paper_numbers.csv"
 E = TypeVar("E", bound=EvaluateSpec)
 
 
-def prompt_hashes(names: tuple[str, ...]) -> dict[str, str]:
-    """``{file name: digest}`` of named prompt templates (``sft/reask`` and the like)."""
-    from lecode.llm.templates import PROMPTS_DIR
+class EvaluationPlan:
+    """Specs, paths and jobs of the evaluation core."""
 
-    base = PROMPTS_DIR.resolve()
-    return {f"{n}.txt": digest_files([base / f"{n}.txt"], base) for n in names}
-
-
-def template_hashes(role: str, strategy: str, entry: ModelEntry) -> dict[str, str]:
-    """``{file name: digest}`` of the prompt templates ``role`` reads with ``strategy``; for an
-    expert or client strategy also its declaration's code digest
-    (:func:`lecode.strategies.identity`)."""
-    if not entry.is_llm:
-        return {}
-    from lecode import strategies
-
-    if role in strategies.ROLES:
-        return strategies.identity(role, strategy)
-    from lecode.strategies.templates import template_paths
-
-    files = template_paths(role, strategy)
-    return {f"{role}/{p.name}": digest_files([p], p.parent) for p in files}
-
-
-class CorePlan:
-    """Specs and paths of the core experiment; the other studies' parts of :class:`Plan` add
-    theirs (they find each other through ``self``)."""
-
-    def __init__(self, settings: Settings, paper: str | Path = PAPER_NUMBERS) -> None:
+    def __init__(self, settings: Settings, roles: Roles) -> None:
         self.settings = settings
-        self.paper = str(paper)
+        self.roles = roles
         self.shards = [shard_name(k) for k in range(settings.dataset.n_shards)]
-        #: what the adapter identities could not establish (the Snakefile prints these)
-        self.warnings: list[str] = []
-        self._adapter_ids: dict[str, str | None] = {}
         #: every table row, in configuration order (those :meth:`not_run` included)
         self.table_systems: list[System] = settings.systems()
         #: the rows this configuration runs
@@ -79,28 +46,9 @@ class CorePlan:
             x for x in self.table_systems if self.not_run(x.expert) is None
         ]
 
-    # -- roles -------------------------------------------------------------------------------
-
-    def role(self, name: str) -> Role:
-        return Role(
-            name=name, entry=self.settings.models[name], adapter=self.adapter_identity(name)
-        )
-
-    def runtime(self, *names: str) -> LLMRuntimeSpec:
-        """Model entries the job may need: its roles and the vLLM servers of LoRA entries."""
-        models = self.settings.models
-        needed = [n for n in names if models[n].is_llm]
-        for n in list(needed):
-            entry = models[n]
-            if isinstance(entry, VLLMEntry) and entry.server:
-                needed.append(entry.server)
-        adapters = {n: self.adapter_identity(n) for n in needed}
-        return LLMRuntimeSpec(
-            llm=self.settings.llm,
-            models={n: self.served_entry(n) for n in dict.fromkeys(needed)},
-            max_turns=self.settings.simulation.max_turns,
-            adapters={n: a for n, a in adapters.items() if a is not None},
-        )
+    def not_run(self, expert: str) -> str | None:
+        """Why the rows of model entry ``expert`` are not run (:meth:`Roles.not_run`)."""
+        return self.roles.not_run(expert)
 
     # -- specs ---------------------------------------------------------------------------------
 
@@ -121,13 +69,13 @@ class CorePlan:
     @cached_property
     def _simulate(self) -> dict[tuple[str, str], SimulateSpec]:
         s = self.settings
-        client = self.role(s.client.model)
+        client = self.roles.role(s.client.model)
         train = None
         out = {}
         for e in s.experts:
             if self.not_run(e.model) is not None:
                 continue
-            expert = self.role(e.model)
+            expert = self.roles.role(e.model)
             if getattr(expert.entry, "agent", None) == "retrieval":
                 train = train or FileRef.of(s.dataset.train)
             out[(e.model, e.strategy)] = SimulateSpec(
@@ -143,7 +91,7 @@ class CorePlan:
                 },
                 fail_on_error=s.simulation.fail_on_error,
                 code=step_code(SimulateSpec.step),
-                runtime=self.runtime(e.model, s.client.model),
+                runtime=self.roles.runtime(e.model, s.client.model),
             )
         return out
 
@@ -154,20 +102,20 @@ class CorePlan:
             raise KeyError(f"{expert}/{strategy} is not a configured expert") from None
 
     def sim(self, expert: str, strategy: str) -> str:
-        return self._sim_digests[(expert, strategy)]
+        return self.sim_digests[(expert, strategy)]
 
     @cached_property
-    def _sim_digests(self) -> dict[tuple[str, str], str]:
+    def sim_digests(self) -> dict[tuple[str, str], str]:
         return {k: v.digest() for k, v in self._simulate.items()}
 
     def evaluate_spec(self, cls: type[E], kind: str, name: str) -> E:
         """The spec of the matcher or judge (``kind``) played by model entry ``name``."""
-        role = self.role(name)
+        role = self.roles.role(name)
         return cls(
             role=role,
             templates=template_hashes(kind, "default", role.entry),
             code=step_code(cls.step),
-            runtime=self.runtime(name),
+            runtime=self.roles.runtime(name),
         )
 
     @cached_property
@@ -324,61 +272,63 @@ class CorePlan:
     def aggregate_file(self) -> str:
         return paths.format(paths.AGGREGATE, agg=self.aggregate_spec.digest())
 
-    def _report(self, cls: type[ReportSpec], tables: str | None = None) -> ReportSpec:
-        s = self.settings
-        names = {"client": s.client.model, "matcher": s.matcher.model}
-        if s.judge is not None:
-            names["judge"] = s.judge.model
-        roles = {k: self.role(v) for k, v in names.items()}
-        roles.update({f"expert:{x.expert}": self.role(x.expert) for x in self.table_systems})
-        return cls(
-            aggregate=self.aggregate_file,
-            index=self.index_file,
-            train=FileRef.of(s.dataset.train),
-            test=FileRef.of(s.dataset.test),
-            paper=FileRef.of(self.paper),
-            systems=self.system_files,
-            roles=roles,
-            settings=s.report,
-            not_applicable=self.tables_not_applicable(),
-            tables=tables,
-            code=step_code(cls.step),
-        )
-
-    @cached_property
-    def tables_spec(self) -> TablesSpec:
-        spec = self._report(TablesSpec)
-        return spec.model_copy(update={"extra_tables": self.extra_table_dirs()})  # type: ignore[return-value]
-
-    @cached_property
-    def tables_dir(self) -> str:
-        return paths.format(paths.TABLES, tcfg=self.tables_spec.digest())
-
-    @cached_property
-    def figures_spec(self) -> FiguresSpec:
-        return self._report(FiguresSpec)  # type: ignore[return-value]
-
-    @cached_property
-    def html_spec(self) -> HtmlSpec:
-        return self._report(HtmlSpec, tables=self.tables_dir)  # type: ignore[return-value]
-
-    def extra_table_dirs(self) -> tuple[str, ...]:
-        """Tables built outside the tables job that it copies in: Table 4, the noise report and
-        the judge-drift sentinel, each when enabled."""
-        out = []
-        if self.reliability_enabled:
-            out.append(self.table4_dir)
-        if self.replicates_enabled:
-            out.append(self.noise_dir)
-        if self.sentinel_enabled:
-            out.append(self.sentinel_dir)
-        if self.settings.corpus.reviewers:  # the annotation agreement of the dataset build
-            from lecode.corpus.plan import CorpusPlan
-
-            out.append(CorpusPlan(self.settings).agreement_dir)
-        return tuple(out)
-
     def tables_not_applicable(self) -> tuple[str, ...]:
         """Score columns this run does not compute (no judge, BERTScore off): shown as "—"."""
         s = self.settings
         return not_computed(judge=s.judge is not None, bertscore=s.metrics.bertscore.enabled)
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def jobs(self) -> Iterator[Job]:
+        shardset = self.shardset
+        yield Job(self.shard_spec, self.index_file, {"test": self.shard_spec.test.path})
+        for x in self.systems:
+            e, st = x.expert, x.strategy
+            sim = self.simulate_spec(e, st)
+            common = {"expert": e, "strategy": st, "sim": self.sim(e, st), "shardset": shardset}
+            sim_inputs: dict[str, str | tuple[str, ...]] = {}
+            if sim.train is not None:
+                sim_inputs["train"] = sim.train.path
+            sim_inputs |= self.roles.adapter_files(sim.expert.name, sim.client.name)
+            match = self.roles.adapter_files(self.match_spec.role.name)
+            judge = self.roles.adapter_files(self.judge_spec.role.name) if self.judge_spec else {}
+            for k in self.shards:
+                shard = paths.format(paths.SHARD, shardset=shardset, shard=k)
+                at, label = {**common, "shard": k}, f"{e}/{st} {k}"
+                transcript = self.transcript(e, st, k)
+                yield Job(sim, transcript, {"shard": shard, **sim_inputs}, at, label)
+                read = {"shard": shard, "transcripts": transcript}
+                yield Job(
+                    self.match_spec,
+                    self.match(e, st, k),
+                    {**read, **match},
+                    {**at, "mcfg": self.mcfg},
+                    label,
+                )
+                if self.judge_spec is not None:
+                    assert self.jcfg is not None
+                    yield Job(
+                        self.judge_spec,
+                        self.judgement(e, st, k),
+                        {**read, **judge},
+                        {**at, "jcfg": self.jcfg},
+                        label,
+                    )
+            yield Job(
+                self.score_spec,
+                self.score(e, st),
+                {
+                    "shards": tuple(self.shard_files()),
+                    "transcripts": tuple(self.transcript(e, st, k) for k in self.shards),
+                    "matches": tuple(self.match(e, st, k) for k in self.shards),
+                    "judgements": tuple(self.judgement(e, st, k) for k in self.shards)
+                    if self.jcfg
+                    else (),
+                },
+                {**common, "scfg": self.scfg},
+                f"{e}/{st}",
+            )
+        scores = tuple(x.score_file for x in self.run_system_files)
+        yield Job(
+            self.aggregate_spec, self.aggregate_file, {"index": self.index_file, "scores": scores}
+        )

@@ -1,15 +1,20 @@
-"""SFT (paper section 3.5): the training data of each variant and the LoRA training jobs."""
+"""SFT (paper section 3.5): the training data of each variant and the LoRA training jobs
+(:class:`SFTPlan`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 
 from lecode import paths
 from lecode.config.base import SettingsError
 from lecode.config.experiment import Settings
 from lecode.fingerprint import step_code
-from lecode.plan.core import prompt_hashes, template_hashes
-from lecode.specs import FileRef, SFTDataSpec, SFTTrainSpec
+from lecode.plan.hashes import prompt_hashes, template_hashes
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles, published_adapter
+from lecode.sft.specs import SFTDataSpec, SFTTrainSpec
+from lecode.specs import FileRef
 
 #: Templates the SFT samples are rendered with (the zero-shot expert's turn and forced advice).
 SFT_EXPERT_TEMPLATES = ("expert/zero_shot", "expert/advise_only")
@@ -17,9 +22,16 @@ SFT_WRITER_TEMPLATES = ("sft/keyfact_questions", "sft/keyfact_e_questions", "sft
 
 
 class SFTPlan:
-    """The SFT part of :class:`lecode.plan.Plan`."""
+    """Specs, paths and jobs of the SFT study. Its trainings identify the adapters they
+    publish (:attr:`Roles.training_digest`)."""
 
-    settings: Settings
+    def __init__(self, settings: Settings, roles: Roles) -> None:
+        self.settings = settings
+        self.roles = roles
+        roles.training_digest = self.training_digest
+
+    def training_digest(self, variant: str) -> str:
+        return self.sft_train_spec(variant).digest()
 
     @cached_property
     def _sft_data(self) -> dict[str, SFTDataSpec]:
@@ -39,8 +51,8 @@ class SFTPlan:
                     code=step_code(SFTDataSpec.step),
                 )
                 continue
-            writer = self.role(sft.writer) if sft.writer else None
-            matcher = self.role(s.matcher.model)
+            writer = self.roles.role(sft.writer) if sft.writer else None
+            matcher = self.roles.role(s.matcher.model)
             templates = dict(expert)
             if writer is not None:
                 templates.update(prompt_hashes(SFT_WRITER_TEMPLATES))
@@ -55,7 +67,7 @@ class SFTPlan:
                 max_leak=sft.max_leak,
                 templates=templates,
                 code=step_code(SFTDataSpec.step),
-                runtime=self.runtime(*(r.name for r in (writer, matcher) if r is not None)),
+                runtime=self.roles.runtime(*(r.name for r in (writer, matcher) if r is not None)),
             )
         return out
 
@@ -101,6 +113,36 @@ class SFTPlan:
         return paths.format(paths.SFT_TRAIN_DIR, sftt=self.sft_train_spec(variant).digest())
 
     def sft_published(self, variant: str) -> str:
-        return paths.format(
-            paths.SFT_PUBLISHED, publish_dir=self.settings.sft.train.publish_dir, variant=variant
-        )
+        return published_adapter(self.settings, variant)
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def jobs(self) -> Iterator[Job]:
+        for v in self.sft_variants:
+            spec = self.sft_data_spec(v)
+            for role in (spec.writer, spec.matcher):
+                if role is not None and self.roles.adapter_inputs(role.name):
+                    which = "writer" if role is spec.writer else "matcher"
+                    raise SettingsError(
+                        f"models.{role.name} (the SFT data's {which}) is served by a vLLM "
+                        "server that serves the adapters trained on this data; let another "
+                        "model entry write or validate the questions"
+                    )
+            yield Job(
+                spec,
+                self.sft_data_file(v),
+                {"train": spec.train.path},
+                {"sftd": spec.digest()},
+                v,
+            )
+        if self.settings.sft.train.base_model is None:
+            return  # no training is planned; the sft_adapters target names the setting
+        for v in self.sft_variants:
+            train = self.sft_train_spec(v)
+            yield Job(
+                train,
+                paths.format(paths.SFT_ADAPTER, sftt=train.digest()),
+                {"data": self.sft_data_file(v)},
+                {"sftt": train.digest()},
+                v,
+            )

@@ -1,15 +1,19 @@
-"""LoRA adapters served by vLLM: which adapter an entry selects and what identifies it
-(its training, the hash of its files, or its path), decided when the DAG is built."""
+"""The roles of an experiment: which model entry plays a role, how a job reaches it, and for
+LoRA adapters served by vLLM which adapter an entry selects and what identifies it (its
+training, the hash of its files, or its path), decided when the DAG is built. Every study
+casts its roles here."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from lecode.config.base import SettingsError
+from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.config.models import ModelEntry, VLLMEntry
+from lecode.specs import LLMRuntimeSpec, Role
 
 
 def tree_sha256(root: str | Path) -> str:
@@ -31,12 +35,46 @@ def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-class AdapterPlan:
-    """The adapter part of :class:`lecode.plan.Plan` (uses its SFT part for trained ones)."""
+def published_adapter(settings: Settings, variant: str) -> str:
+    """Where the SFT adapter of ``variant`` is published (``publish_lora``'s output)."""
+    return paths.format(
+        paths.SFT_PUBLISHED, publish_dir=settings.sft.train.publish_dir, variant=variant
+    )
 
-    settings: Settings
-    warnings: list[str]
-    _adapter_ids: dict[str, str | None]
+
+class Roles:
+    """The model entries of one configuration as roles, with their adapters' identities.
+
+    ``training_digest``: the digest of the training that publishes an SFT variant's adapter
+    (the SFT study sets it; without it a trained adapter is identified as untrained)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        #: what the adapter identities could not establish (the Snakefile prints these)
+        self.warnings: list[str] = []
+        self._adapter_ids: dict[str, str | None] = {}
+        self.training_digest: Callable[[str], str] | None = None
+
+    def role(self, name: str) -> Role:
+        return Role(
+            name=name, entry=self.settings.models[name], adapter=self.adapter_identity(name)
+        )
+
+    def runtime(self, *names: str) -> LLMRuntimeSpec:
+        """Model entries the job may need: its roles and the vLLM servers of LoRA entries."""
+        models = self.settings.models
+        needed = [n for n in names if models[n].is_llm]
+        for n in list(needed):
+            entry = models[n]
+            if isinstance(entry, VLLMEntry) and entry.server:
+                needed.append(entry.server)
+        adapters = {n: self.adapter_identity(n) for n in needed}
+        return LLMRuntimeSpec(
+            llm=self.settings.llm,
+            models={n: self.served_entry(n) for n in dict.fromkeys(needed)},
+            max_turns=self.settings.simulation.max_turns,
+            adapters={n: a for n, a in adapters.items() if a is not None},
+        )
 
     def adapter_path(self, name: str) -> str | None:
         """The adapter directory entry ``name`` selects: a vLLM entry with ``server:`` whose
@@ -59,12 +97,9 @@ class AdapterPlan:
     def publish_target(self, path: str) -> str | None:
         """The configured SFT variant whose ``publish_lora`` output ``path`` is, whether or not
         this run trains it; else None."""
-        try:
-            for v in self.sft_variants:
-                if _same_path(path, self.sft_published(v)):
-                    return v
-        except (SettingsError, KeyError):
-            return None
+        for v in self.settings.sft.variants:
+            if _same_path(path, published_adapter(self.settings, v)):
+                return v
         return None
 
     def published_variant(self, path: str) -> str | None:
@@ -93,11 +128,16 @@ class AdapterPlan:
         identity: str | None = None
         if path is not None:
             variant = self.publish_target(path)
-            trained = variant is not None and self.settings.sft.train.base_model is not None
+            trained = (
+                variant is not None
+                and self.settings.sft.train.base_model is not None
+                and self.training_digest is not None
+            )
             if variant is not None and trained:
                 # also when this run does not train it (its rows are not run): the training
                 # that would publish it
-                identity = "train:" + self.sft_train_spec(variant).digest()
+                assert self.training_digest is not None
+                identity = "train:" + self.training_digest(variant)
             elif variant is not None:
                 identity = "untrained:" + path
             elif Path(path).is_dir():
@@ -128,8 +168,14 @@ class AdapterPlan:
             for path in server.lora.values():
                 variant = self.published_variant(path)
                 if variant is not None:
-                    out.append(self.sft_published(variant))
+                    out.append(published_adapter(self.settings, variant))
         return sorted(dict.fromkeys(out))
+
+    def adapter_files(self, *names: str | None) -> dict[str, tuple[str, ...]]:
+        """A job's ``adapters`` input: the published adapters of :meth:`adapter_inputs` for the
+        entries ``names`` (None skipped), or nothing."""
+        found = self.adapter_inputs(*(n for n in names if n is not None))
+        return {"adapters": tuple(found)} if found else {}
 
     def served_entry(self, name: str) -> ModelEntry:
         """Entry ``name`` as its vLLM server is started: without the adapters this run does not

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.fingerprint import step_code
-from lecode.specs import FileRef, SentinelSpec, stable_hash
+from lecode.plan.jobs import Job
+from lecode.plan.roles import Roles
+from lecode.sentinel.specs import SentinelSpec
+from lecode.specs import FileRef, stable_hash
+
+if TYPE_CHECKING:
+    from lecode.evaluation.plan import EvaluationPlan
 
 
 class SentinelPlan:
-    """The sentinel part of :class:`lecode.plan.Plan`."""
+    """Spec, path and job of the sentinel (none without a judge or when it is off)."""
 
-    settings: Settings
+    def __init__(self, settings: Settings, roles: Roles, evaluation: EvaluationPlan) -> None:
+        self.settings = settings
+        self.roles = roles
+        self.evaluation = evaluation
 
     @property
     def sentinel_enabled(self) -> bool:
@@ -21,11 +32,13 @@ class SentinelPlan:
 
     @cached_property
     def sentinel_spec(self) -> SentinelSpec:
-        js = self.judge_spec
+        js = self.evaluation.judge_spec
         assert js is not None
         cfg = self.settings.judge_sentinel
         # each new scoring run (judge, test set or systems) re-judges the anchors
-        epoch = stable_hash([js.digest(), self.shardset, sorted(self._sim_digests.values())])
+        epoch = stable_hash(
+            [js.digest(), self.evaluation.shardset, sorted(self.evaluation.sim_digests.values())]
+        )
         return SentinelSpec(
             judge=js.role,
             templates=js.templates,
@@ -41,3 +54,10 @@ class SentinelPlan:
     @cached_property
     def sentinel_dir(self) -> str:
         return paths.format(paths.SENTINEL, sncfg=self.sentinel_spec.digest())
+
+    def jobs(self) -> Iterator[Job]:
+        if not self.sentinel_enabled:
+            return
+        spec = self.sentinel_spec
+        inputs = {"anchors": spec.anchors.path, **self.roles.adapter_files(spec.judge.name)}
+        yield Job(spec, self.sentinel_dir, inputs)
