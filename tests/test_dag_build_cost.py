@@ -66,26 +66,23 @@ def test_each_per_job_helper_computes_once_per_job(
     for jobs, counts in two_sizes:
         runs = counts["runs"]
         # one spec per simulation job, however many of the rule's functions ask for it
-        assert runs["simulate_spec"] == jobs["simulate"]
+        assert runs["simulate_job"] == runs["simulate_spec"] == jobs["simulate"]
         assert runs["simulate_api"] == runs["simulate_runtime"] == jobs["simulate"]
-        assert runs["match_inputs"] == jobs["match_facts"]
-        assert runs["score_inputs"] == jobs["score_system"]
+        assert runs["match_facts_inputs"] == jobs["match_facts"]
+        assert runs["score_system_inputs"] == jobs["score_system"]
         # Snakemake asks more than once per job; the helpers answer from what they computed
         assert counts["calls"]["simulate_spec"] > runs["simulate_spec"]
 
 
-#: the rule each per-job helper serves, by the helper's name
-RULE_OF = {
-    "simulate_": "simulate",
-    "match_": "match_facts",
-    "evaluate_": "match_facts",
-    "score_": "score_system",
-    "reliability_": "reliability",
-}
+#: the per-job helpers of a step's rule: ``<step>_<what>`` (common.smk's step_rule)
+HELPER_KINDS = ("_job", "_inputs", "_spec", "_api", "_runtime")
+#: steps whose jobs are per system x shard or per system (the others have one job)
+SCALED = ("simulate", "match_facts", "score_system", "reliability")
 
 
 def rule_of(helper: str) -> str | None:
-    return next((rule for prefix, rule in RULE_OF.items() if helper.startswith(prefix)), None)
+    step = next((helper.removesuffix(k) for k in HELPER_KINDS if helper.endswith(k)), None)
+    return step if step in SCALED else None
 
 
 def test_helper_calls_per_job_do_not_grow_with_experts_and_shards(

@@ -244,23 +244,23 @@ def test_the_paper_sft_entries_serve_the_adapters_this_run_publishes() -> None:
 def test_without_the_gpu_opt_in_the_sft_rows_are_not_run_and_still_table_rows() -> None:
     on = Plan(sample_settings(PAPER, SFT))
     off = Plan(sample_settings(PAPER))
-    assert [x.label for x in off.table_systems] == [x.label for x in on.table_systems]
-    not_run = [x for x in off.system_files if x.not_run is not None]
+    assert [x.label for x in off.evaluation.table_systems] == [x.label for x in on.evaluation.table_systems]
+    not_run = [x for x in off.evaluation.system_files if x.not_run is not None]
     assert [x.system.label for x in not_run] == SFT_ROWS
     assert all("sft.train.enabled: true" in (x.not_run or "") for x in not_run)
     assert all(x.transcripts == () and x.score_file == "" for x in not_run)
     # the aggregate (and so every job) leaves them out; the tables keep them
-    aggregated = {x.expert for x in off.aggregate_spec.rows}
+    aggregated = {x.expert for x in off.evaluation.aggregate_spec.rows}
     assert not aggregated & {"direct-sft", "keyfact-sft", "keyfact-e-sft"}
-    assert len(off.aggregate_spec.rows) == len(off.system_files) - 3 == 31
-    assert [x.system.label for x in off.tables_spec.systems][-3:] == SFT_ROWS
-    assert not any("direct-sft" in t for t in off.all_transcripts())
+    assert len(off.evaluation.aggregate_spec.rows) == len(off.evaluation.system_files) - 3 == 31
+    assert [x.system.label for x in off.report.tables_spec.systems][-3:] == SFT_ROWS
+    assert not any("direct-sft" in t for t in off.evaluation.all_transcripts())
     # the base model's server starts without the adapters that do not exist; its rows run
-    served = off.runtime("qwen2.5-7b").models["qwen2.5-7b"]
+    served = off.roles.runtime("qwen2.5-7b").models["qwen2.5-7b"]
     assert isinstance(served, VLLMEntry) and served.lora == {}
-    assert off.adapter_inputs("qwen2.5-7b") == []
-    assert off.sim("qwen2.5-7b", "zero_shot") == on.sim("qwen2.5-7b", "zero_shot")
-    assert on.runtime("qwen2.5-7b").models["qwen2.5-7b"].lora  # type: ignore[union-attr]
+    assert off.roles.adapter_inputs("qwen2.5-7b") == []
+    assert off.evaluation.sim("qwen2.5-7b", "zero_shot") == on.evaluation.sim("qwen2.5-7b", "zero_shot")
+    assert on.roles.runtime("qwen2.5-7b").models["qwen2.5-7b"].lora  # type: ignore[union-attr]
 
 
 def test_training_without_a_base_model_is_refused_naming_both_settings() -> None:

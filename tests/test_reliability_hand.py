@@ -116,7 +116,7 @@ def test_the_files_content_enters_the_sample_digest(tmp_path: Path) -> None:
 
 
 def test_the_sample_step_asks_the_files_questions(tmp_path: Path) -> None:
-    spec = Plan(settings(hand_file(tmp_path))).reliability_sample_spec
+    spec = Plan(settings(hand_file(tmp_path))).reliability.reliability_sample_spec
     out = tmp_path / "items.jsonl"
     sample_run(spec, out=str(out))
     items = read_items(out)

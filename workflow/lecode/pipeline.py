@@ -31,7 +31,9 @@ class Plan:
     def __init__(self, settings: Settings, paper: str | Path = PAPER_NUMBERS) -> None:
         self.settings = settings
         self.roles = Roles(settings)
-        self.sft = SFTPlan(settings, self.roles)  # identifies the adapters it trains
+        self.sft = SFTPlan(settings, self.roles)
+        # an adapter this workflow trains is identified by its training (known before it runs)
+        self.roles.training_digest = self.sft.training_digest
         self.evaluation = EvaluationPlan(settings, self.roles)
         self.reliability = ReliabilityPlan(settings, self.roles, paper=paper)
         self.noise = NoisePlan(settings, self.roles, self.evaluation)
@@ -42,7 +44,7 @@ class Plan:
     @cached_property
     def corpus(self) -> CorpusPlan:
         """The dataset build (reads ``corpus.transcripts`` when first asked)."""
-        return CorpusPlan(self.settings)
+        return CorpusPlan(self.settings, self.roles)
 
     @cached_property
     def report(self) -> ReportPlan:

@@ -56,13 +56,6 @@ def serve_start(
     return lines
 
 
-def serve_stop(llm: LLMSettings) -> list[str]:
-    """Stop every server recorded under ``llm``'s servers directory."""
-    from lecode.llm import vllm
-
-    return vllm.stop_all(llm.servers_path)
-
-
 def serve_stop_report(llm: LLMSettings) -> list[str]:
     """Stop every server recorded under ``llm``'s servers directory; returns ``name base_url
     (served models) stopped`` lines (the Snakefile's ``onsuccess``/``onerror`` hooks print

@@ -22,15 +22,15 @@ SFT_WRITER_TEMPLATES = ("sft/keyfact_questions", "sft/keyfact_e_questions", "sft
 
 
 class SFTPlan:
-    """Specs, paths and jobs of the SFT study. Its trainings identify the adapters they
-    publish (:attr:`Roles.training_digest`)."""
+    """Specs, paths and jobs of the SFT study."""
 
     def __init__(self, settings: Settings, roles: Roles) -> None:
         self.settings = settings
         self.roles = roles
-        roles.training_digest = self.training_digest
 
     def training_digest(self, variant: str) -> str:
+        """What identifies the adapter of ``variant`` this workflow trains and publishes
+        (:attr:`Roles.training_digest` of the composed plan)."""
         return self.sft_train_spec(variant).digest()
 
     @cached_property
