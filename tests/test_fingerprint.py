@@ -103,7 +103,6 @@ def test_every_step_has_an_entry_module_that_declares_it() -> None:
     whose spec names that step (read from the syntax tree: importing every step would load
     every library the pipeline uses)."""
     import ast
-
     import importlib
 
     studies = {fp.step_module(s).split(".")[1] for s in STEPS}

@@ -244,7 +244,9 @@ def test_the_paper_sft_entries_serve_the_adapters_this_run_publishes() -> None:
 def test_without_the_gpu_opt_in_the_sft_rows_are_not_run_and_still_table_rows() -> None:
     on = Plan(sample_settings(PAPER, SFT))
     off = Plan(sample_settings(PAPER))
-    assert [x.label for x in off.evaluation.table_systems] == [x.label for x in on.evaluation.table_systems]
+    assert [x.label for x in off.evaluation.table_systems] == [
+        x.label for x in on.evaluation.table_systems
+    ]
     not_run = [x for x in off.evaluation.system_files if x.not_run is not None]
     assert [x.system.label for x in not_run] == SFT_ROWS
     assert all("sft.train.enabled: true" in (x.not_run or "") for x in not_run)
@@ -259,7 +261,9 @@ def test_without_the_gpu_opt_in_the_sft_rows_are_not_run_and_still_table_rows() 
     served = off.roles.runtime("qwen2.5-7b").models["qwen2.5-7b"]
     assert isinstance(served, VLLMEntry) and served.lora == {}
     assert off.roles.adapter_inputs("qwen2.5-7b") == []
-    assert off.evaluation.sim("qwen2.5-7b", "zero_shot") == on.evaluation.sim("qwen2.5-7b", "zero_shot")
+    assert off.evaluation.sim("qwen2.5-7b", "zero_shot") == on.evaluation.sim(
+        "qwen2.5-7b", "zero_shot"
+    )
     assert on.roles.runtime("qwen2.5-7b").models["qwen2.5-7b"].lora  # type: ignore[union-attr]
 
 
