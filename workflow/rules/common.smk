@@ -240,6 +240,31 @@ def all_transcript_files(wildcards=None):
     return EVALUATION.all_transcripts()
 
 
+def sft_data_targets(wildcards=None):
+    return PLAN.sft.sft_data_files()
+
+
+def sft_adapter_targets(wildcards=None):
+    try:  # names the missing setting (sft.train.base_model) before anything runs
+        return PLAN.sft.published_adapters()
+    except SettingsError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+@job_helper
+def published_adapter_inputs(wildcards):
+    """The trained adapter ``publish_lora`` copies to its stable path."""
+    return PLAN.sft.publish_inputs(wildcards.variant)
+
+
+#: publish_lora's output: <sft.train.publish_dir>/<variant>-sft
+PUBLISHED_ADAPTER = paths.format(
+    paths.SFT_PUBLISHED, publish_dir=SETTINGS.sft.train.publish_dir, variant="{variant}"
+)
+for _line in PLAN.roles.adapter_warnings(SETTINGS.llm_models(), replay=SETTINGS.replay()):
+    print(f"lecode: {_line}", file=sys.stderr)
+
+
 def table4_targets(wildcards=None):
     if not PLAN.reliability.reliability_enabled:
         raise WorkflowError(

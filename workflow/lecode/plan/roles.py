@@ -6,6 +6,7 @@ casts its roles here."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -170,6 +171,35 @@ class Roles:
                 if variant is not None:
                     out.append(published_adapter(self.settings, variant))
         return sorted(dict.fromkeys(out))
+
+    def adapter_warnings(self, names: list[str], *, replay: bool) -> list[str]:
+        """What to tell before a run about the adapters of entries ``names``: adapters
+        identified by their path (missing, and not produced by the DAG), and, unless the run
+        replays stored responses, published adapters of an earlier training (a run that
+        evaluates them replaces them first)."""
+        for name in names:
+            self.adapter_identity(name)
+        out = [f"warning: {line}" for line in dict.fromkeys(self.warnings)]
+        if replay:
+            return out
+        for name in names:
+            identity = self.adapter_identity(name) or ""
+            path = self.adapter_path(name)
+            if not identity.startswith("train:") or self.not_run(name) is not None or not path:
+                continue
+            current = identity.removeprefix("train:")
+            prov = Path(path) / "lecode_provenance.json"
+            try:
+                trained = json.loads(prov.read_text())["spec"] if prov.is_file() else None
+            except (OSError, ValueError, KeyError):
+                trained = "an unreadable provenance"
+            if trained is not None and trained != current:
+                out.append(
+                    f"models.{name} serves {path}, which was trained by {trained}; the current "
+                    f"sft settings train {current}, which a run that evaluates it trains and "
+                    "publishes first (docs/sft.md)"
+                )
+        return out
 
     def adapter_files(self, *names: str | None) -> dict[str, tuple[str, ...]]:
         """A job's ``adapters`` input: the published adapters of :meth:`adapter_inputs` for the

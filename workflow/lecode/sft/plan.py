@@ -115,6 +115,22 @@ class SFTPlan:
     def sft_published(self, variant: str) -> str:
         return published_adapter(self.settings, variant)
 
+    def published_adapters(self) -> list[str]:
+        """What the ``sft_adapters`` target builds: every variant trained and published
+        (SettingsError naming ``sft.train.base_model`` when it is not set)."""
+        for v in self.sft_variants:
+            self.sft_train_spec(v)
+        return [self.sft_published(v) for v in self.sft_variants]
+
+    def publish_inputs(self, variant: str) -> dict[str, str]:
+        """What ``publish_lora`` copies for ``variant``: the trained adapter and its
+        provenance."""
+        sftt = self.sft_train_spec(variant).digest()
+        return {
+            "adapter": paths.format(paths.SFT_ADAPTER, sftt=sftt),
+            "provenance": paths.format(paths.SFT_PROVENANCE, sftt=sftt),
+        }
+
     # -- jobs ----------------------------------------------------------------------------------
 
     def jobs(self) -> Iterator[Job]:
