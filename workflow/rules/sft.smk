@@ -6,6 +6,7 @@
 # serving them (Roles.adapter_files in lecode.plan.roles), so `all_tables` trains,
 # publishes, then serves and evaluates in one run; `sft_adapters` only trains and publishes.
 
+
 rule build_sft_data:
     input:
         unpack(STEPS.sft_data.inputs),
