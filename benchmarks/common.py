@@ -19,10 +19,10 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import DialogueJournal, simulate_cases
 from lecode.llm.runtime import LLMRuntime
 from lecode.mock import MockControl, spawn_mock
 from lecode.records import Case, Transcript
-from lecode.simulate import DialogueJournal, simulate_cases
 
 # The test-support package (tests/support) lives beside benchmarks/, outside the lecode package;
 # a script run as ``python benchmarks/x.py`` has only benchmarks/ on its path.

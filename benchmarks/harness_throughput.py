@@ -5,7 +5,8 @@ seconds; the harness may keep at most ``--concurrency`` C calls in flight (the m
 ``concurrency``). No harness can exceed C / L calls per second, so measured / bound says how
 much of the endpoint's capacity the harness uses. ``--dialogues`` cases are simulated with two
 LLM experts (zero_shot and mediq) and an LLM client, built through the role registry and run
-by ``lecode.simulate.simulate_cases`` with their journals, against a fresh response store.
+by ``lecode.evaluation.consultations.simulate_cases`` with their journals, against a fresh
+response store.
 
     .venv/bin/python benchmarks/harness_throughput.py [--dialogues 200] [--latency 0.05]
         [--concurrency 16]

@@ -1,15 +1,16 @@
 """The harness against a bare HTTP client, sending the same requests to the same endpoint.
 
-One run of the harness (``--dialogues`` cases x two LLM experts, zero_shot and mediq, and an
-LLM client, built through the role builders and run by ``lecode.simulate.simulate_cases`` with
-their journals, a fresh durable response store and a ledger) against the mock endpoint at
-latency 0; then the exact request bodies of that run (rebuilt from the response store the way
-the endpoint builds them, with the role headers the mock plays by) are sent again by two bare
-clients at the same concurrency, to the same endpoint: an ``httpx2.AsyncClient`` (the
-reference client of the goal) and an ``aiohttp.ClientSession`` (the library the harness itself
-uses, :mod:`lecode.llm.http`). No store, no ledger, no journal, no prompts, no parsing, no
-dialogue dependencies (every body is ready at once). The mock counts request bodies by digest:
-each replay must send exactly the multiset of bodies the harness sent.
+One run of the harness (``--dialogues`` cases x two LLM experts, zero_shot and mediq, and an LLM
+client, built through the role builders and run by
+``lecode.evaluation.consultations.simulate_cases`` with their journals, a fresh durable response
+store and a ledger) against the mock endpoint at latency 0; then the exact request bodies of
+that run (rebuilt from the response store the way the endpoint builds them, with the role
+headers the mock plays by) are sent again by two bare clients at the same concurrency, to the
+same endpoint: an ``httpx2.AsyncClient`` (the reference client of the goal) and an
+``aiohttp.ClientSession`` (the library the harness itself uses, :mod:`lecode.llm.http`). No
+store, no ledger, no journal, no prompts, no parsing, no dialogue dependencies (every body is
+ready at once). The mock counts request bodies by digest: each replay must send exactly the
+multiset of bodies the harness sent.
 
     .venv/bin/python benchmarks/harness_vs_raw.py [--dialogues 50 800] [--concurrency 16]
         [--repeat 2] [--profile FILE]

@@ -59,7 +59,7 @@ JOB_IMPORTS: dict[str, list[str]] = {
     "score_system": [
         "lecode.evaluation.steps.score_system",
         "lecode.metrics.advice",
-        "lecode.scoring",
+        "lecode.evaluation.scoring",
         "polars",
     ],
     "aggregate_scores": ["lecode.evaluation.steps.aggregate_scores"],

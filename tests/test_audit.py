@@ -190,7 +190,7 @@ def test_offline_fact_lookup_client_behaves_on_the_sample() -> None:
     """The offline client answers only with fact text, at most 3 facts, 不知道 only when no
     fact scores: the lexical audit flags nothing it says except what the matcher credits."""
     from lecode.agents.human_replay import HumanReplayExpert
-    from lecode.simulate import simulate_case
+    from lecode.evaluation.consultations import simulate_case
 
     repo = Path(__file__).resolve().parent.parent
     cases = load_cases(repo / "data" / "sample" / "sample_testset.jsonl")
@@ -540,7 +540,7 @@ def test_a_mock_client_that_never_answers_real_questions_is_caught(
     answered with a fact."""
     from lecode.agents.clients import build_client
     from lecode.agents.human_replay import HumanReplayExpert
-    from lecode.simulate import simulate_case
+    from lecode.evaluation.consultations import simulate_case
 
     repo = Path(__file__).resolve().parent.parent
     sample = repo / "data" / "sample" / "sample_testset.jsonl"

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import DialogueJournal
 from lecode.llm.errors import ReplayMissError
 from lecode.llm.store import ResponseStore, encode_line
 from lecode.records import Transcript, Turn
-from lecode.simulate import DialogueJournal
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import mock_endpoint, model_cfg, runtime, simulate
 

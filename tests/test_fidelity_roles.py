@@ -18,12 +18,12 @@ from lecode.agents.llm_expert import LLMExpert, unmarked_policy
 from lecode.agents.llm_judge import LLMJudge
 from lecode.agents.llm_matcher import LLMMatcher
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import simulate_case
 from lecode.llm.endpoint import Completion
 from lecode.llm.errors import LLMConfigError
 from lecode.llm.spec import ModelSpec
 from lecode.mock import MockServer
 from lecode.records import Case, Transcript, Turn
-from lecode.simulate import simulate_case
 from lecode.strategies.templates import load_strategy
 from tests.support.cases import synthetic_cases, write_jsonl
 from tests.support.mock_llm import KEY_ENV, model_cfg, runtime

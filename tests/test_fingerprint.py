@@ -221,7 +221,7 @@ def test_a_new_helper_module_is_covered_once_imported(workflow_copy: Path) -> No
     before = step_codes(workflow_copy)["score_system"]
     (workflow_copy / "lecode/newhelper.py").write_text("X = 1\n", encoding="utf-8")
     assert step_codes(workflow_copy)["score_system"] == before  # not imported: not covered
-    scoring = workflow_copy / "lecode/scoring.py"
+    scoring = workflow_copy / "lecode/evaluation/scoring.py"
     scoring.write_text(scoring.read_text(encoding="utf-8") + "\nfrom lecode import newhelper\n")
     assert "lecode.newhelper" in fp.CodeTree(workflow_copy).closure(
         "lecode.evaluation.steps.score_system"

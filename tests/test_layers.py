@@ -23,14 +23,14 @@ ALLOWED_LAZY_CYCLES: dict[frozenset[str], str] = {}
 #: what the LLM layer (``lecode.llm``) must never import: the layers built on top of it.
 ABOVE_LLM = (
     "lecode.agents",
-    "lecode.simulate",
+    "lecode.evaluation.consultations",
     "lecode.evaluation",
     "lecode.noise",
     "lecode.sentinel",
     "lecode.reliability",
     "lecode.report",
     "lecode.metrics",
-    "lecode.scoring",
+    "lecode.evaluation.scoring",
     "lecode.report.explain",
     "lecode.selftest",
     "lecode.cli",

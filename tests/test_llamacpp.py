@@ -34,11 +34,11 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import simulate_case
 from lecode.llm.retry import RetryPolicy
 from lecode.llm.runtime import LLMRuntime
 from lecode.llm.vllm import free_port
 from lecode.records import Transcript
-from lecode.simulate import simulate_case
 from tests.support.mock_llm import entry
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,9 @@ from lecode.agents.clients import build_client
 from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import simulate_case
 from lecode.mock import MockServer
 from lecode.records import Transcript
-from lecode.simulate import simulate_case
 from tests.conftest import REPO
 from tests.support.mock_llm import KEY_ENV, entry, model_cfg, runtime
 

@@ -30,7 +30,7 @@ JOB = textwrap.dedent(
     from lecode.dataset import load_cases
     from tests.support.mock_llm import model_cfg, runtime
     from lecode.recordio import write_transcripts
-    from lecode.simulate import DialogueJournal, simulate_cases
+    from lecode.evaluation.consultations import DialogueJournal, simulate_cases
 
     cases_path, url, store, journal, out = sys.argv[1:6]
     cases = load_cases(cases_path)

@@ -111,7 +111,7 @@ def test_simulate_cases_logs_progress_to_the_end(
     from lecode.agents.context import RoleContext
     from lecode.agents.experts import build_expert
     from lecode.dataset import load_cases
-    from lecode.simulate import DialogueJournal, simulate_cases
+    from lecode.evaluation.consultations import DialogueJournal, simulate_cases
 
     caplog.set_level(logging.INFO, logger="lecode.progress")
     cases = load_cases(write_jsonl(tmp_path / "c.jsonl", synthetic_cases(4)))

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from lecode.evaluation.scoring import score_dialogues
 from lecode.metrics.advice import BertScores, RougeL
 from lecode.records import Case, Judgement, JudgeScores, Matches, Transcript, Turn
-from lecode.scoring import score_dialogues
 
 EXPERT, STRATEGY = "gpt", "zero_shot"
 CLARIFICATION = ("recall", "weighted_recall", "recall_at_5", "ndcg", "ndcg_gold")

@@ -84,7 +84,7 @@ async def simulate(
     max_turns: int = 10,
 ) -> list[Transcript]:
     """All cases concurrently through the real consultation loop."""
-    from lecode.simulate import simulate_case
+    from lecode.evaluation.consultations import simulate_case
 
     rt.default_max_turns = max_turns  # the LLM experts' budget in this run
     ctx = RoleContext(runtime=rt)

@@ -1,15 +1,15 @@
 """What failed in a run, summarised when it ends (the Snakefile's ``onsuccess``/``onerror``).
 
-A dialogue that ended in ``error`` (an LLM call failed after its retries, :mod:`lecode.simulate`)
-is kept in its transcript shard with the call's message, which names the model, the endpoint
-URL and the failure class (:class:`lecode.llm.errors.LLMCallError`); so is a dialogue whose
-matching or judging failed, in its match or judgement shard. At the end of a run the outputs of
-every planned system are read: each system and step (simulation, matching, judging) with
-failures gets one line per (endpoint URL, failure class) with its count, and a step that failed
-for every dialogue of a system fails the run (after everything that could be built was built):
-its row would be an empty 0/N, not a result. Matches of dialogues that failed and judgements
-of dialogues without advice are not failures of their step.
-"""
+A dialogue that ended in ``error`` (an LLM call failed after its retries,
+:mod:`lecode.evaluation.consultations`) is kept in its transcript shard with the call's message,
+which names the model, the endpoint URL and the failure class
+(:class:`lecode.llm.errors.LLMCallError`); so is a dialogue whose matching or judging failed, in
+its match or judgement shard. At the end of a run the outputs of every planned system are read:
+each system and step (simulation, matching, judging) with failures gets one line per (endpoint
+URL, failure class) with its count, and a step that failed for every dialogue of a system fails
+the run (after everything that could be built was built): its row would be an empty 0/N, not a
+result. Matches of dialogues that failed and judgements of dialogues without advice are not
+failures of their step."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``lecode selftest``: golden numbers of the metric stack, checked to 1e-6.
 
 Fixed consultations (``selftest_data/cases.jsonl``), transcripts and match files go through the
-real scoring code (:func:`lecode.scoring.score_dialogues`): every declared metric
+real scoring code (:func:`lecode.evaluation.scoring.score_dialogues`): every declared metric
 (:mod:`lecode.metrics.registry`) of each dialogue but the judge's (the fixtures have no
 judgements), e.g. Recall, NDCG, turns, ROUGE-L (jieba tokens) and BERTScore F1. Each
 declaration's own example (``examples/<metric>``) is checked against its hand-computed value;
@@ -127,7 +127,7 @@ def compute(
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from lecode.scoring import score_dialogues
+    from lecode.evaluation.scoring import score_dialogues
 
     cases = {c.id: c for c in read_cases(data_dir / "cases.jsonl")}
     transcripts = read_transcripts(data_dir / "transcripts.jsonl")

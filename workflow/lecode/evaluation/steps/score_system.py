@@ -24,8 +24,8 @@ def run(
     out: str,
     threads: int = 1,
 ) -> None:
+    from lecode.evaluation.scoring import score_dialogues
     from lecode.metrics.advice import BertScorer, RougeL
-    from lecode.scoring import score_dialogues
 
     cases = {c.id: c for s in shards for c in read_cases(s)}
     ts = [t for p in transcripts for t in read_transcripts(p)]

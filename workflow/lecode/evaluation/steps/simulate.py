@@ -12,13 +12,13 @@ from lecode.agents.context import RoleContext
 from lecode.agents.experts import build_expert
 from lecode.agents.roles import close_context, role_context
 from lecode.dataset import load_cases
+from lecode.evaluation.consultations import DialogueJournal, simulate_cases
 from lecode.evaluation.specs import SimulateSpec
 from lecode.failures import of_records, summary
 from lecode.plan.jobs import JobFiles, Step
 from lecode.progress import Progress, ledger_usage
 from lecode.recordio import read_cases, write_transcripts
 from lecode.records import Case, Transcript
-from lecode.simulate import DialogueJournal, simulate_cases
 
 log = logging.getLogger("lecode")
 

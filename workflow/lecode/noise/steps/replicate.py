@@ -31,8 +31,8 @@ SCORES = "scores.csv"
 
 
 def run(spec: ReplicateSpec, *, out_dir: str) -> None:
+    from lecode.evaluation.scoring import score_dialogues
     from lecode.metrics.advice import RougeL
-    from lecode.scoring import score_dialogues
 
     sim = spec.simulate
     wanted = set(spec.cases)
