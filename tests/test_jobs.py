@@ -5,6 +5,7 @@ outputs have that form."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -154,3 +155,35 @@ def test_two_jobs_at_one_path_are_refused() -> None:
 
     with pytest.raises(ValueError, match="two jobs of step probe"):
         JobIndex({"evaluation": Twice}).of_study("evaluation")
+
+
+def rule_blocks() -> dict[str, str]:
+    """``{rule name: its text}`` of every rule in ``workflow/rules/*.smk``."""
+    blocks: dict[str, str] = {}
+    for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        text = smk.read_text(encoding="utf-8")
+        starts = [(m.start(), m.group(1)) for m in re.finditer(r"^\s*rule (\w+):", text, re.M)]
+        ends = [start for start, _ in starts[1:]] + [len(text)] if starts else []
+        for (start, name), end in zip(starts, ends, strict=True):
+            blocks[name] = text[start:end]
+    return blocks
+
+
+def test_each_step_has_one_rule_that_runs_it_through_its_declaration() -> None:
+    """A rule that runs code is a step's: it runs the one step script, names its step, and
+    takes its inputs and spec from the step's helpers (no helper written for one rule)."""
+    ran: dict[str, str] = {}
+    for name, block in rule_blocks().items():
+        if "script:" not in block:
+            continue
+        assert '"../scripts/step.py"' in block, name
+        steps = set(re.findall(r"STEPS\.(\w+)\.", block))
+        assert len(steps) == 1, (name, steps)
+        step = steps.pop()
+        assert f"step=STEPS.{step}.name" in block and f"spec=STEPS.{step}.spec" in block, name
+        assert f"STEPS.{step}.inputs" in block, name
+        assert step not in ran, (step, ran.get(step), name)
+        ran[step] = name
+    assert set(ran) == set(fp.steps())
+    scripts = sorted(p.name for p in (REPO / "workflow" / "scripts").iterdir())
+    assert scripts == ["step.py"]
