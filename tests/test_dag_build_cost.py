@@ -71,7 +71,7 @@ def test_each_per_job_helper_computes_once_per_job(
         assert runs["match_facts_inputs"] == jobs["match_facts"]
         assert runs["score_system_inputs"] == jobs["score_system"]
         # Snakemake asks more than once per job; the helpers answer from what they computed
-        assert counts["calls"]["simulate_spec"] > runs["simulate_spec"]
+        assert counts["calls"]["simulate_job"] > runs["simulate_job"]
 
 
 #: the per-job helpers of a step's rule: ``<step>_<what>`` (common.smk's step_rule)
