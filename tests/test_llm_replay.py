@@ -68,3 +68,49 @@ def test_replay_setting_from_the_runtime_spec(
     assert rt.replay and rt.store.readonly and rt.default_max_turns == 4
     plain = LLMRuntimeSpec(llm=LLMSettings(store_dir=str(tmp_path)))
     assert not LLMRuntime.from_spec(plain).replay
+
+
+def test_two_jobs_sending_the_same_requests_at_once_record_what_replay_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two jobs on one store send the same requests at the same time: both reach the endpoint,
+    whose prompt cache then answers the second copy differently. Each job records the
+    response stored first, so both transcripts, usage included, are what a replay reads."""
+    cases = load_cases(write_jsonl(tmp_path / "cases.jsonl", synthetic_cases(3)))
+
+    async def both(url: str) -> tuple[list, list]:
+        one, two = runtime(tmp_path / "store"), runtime(tmp_path / "store")
+        try:
+            a, b = await asyncio.gather(
+                simulate(cases, one, model_cfg(url), strategy="mediq"),
+                simulate(cases, two, model_cfg(url), strategy="mediq"),
+            )
+        finally:
+            one.close()
+            two.close()
+        assert one.network_calls > 0 and two.network_calls > 0  # both asked: a real race
+        return a, b
+
+    with mock_endpoint(tmp_path / "cases.jsonl", monkeypatch) as mock:
+        url = mock.url
+        first, second = asyncio.run(both(url))
+    monkeypatch.delenv(KEY_ENV)
+    monkeypatch.setenv("LECODE_REPLAY", "1")
+    rt = runtime(tmp_path / "store")
+    replayed = asyncio.run(simulate(cases, rt, model_cfg(url), strategy="mediq"))
+    rt.close()
+
+    def seen(transcripts: list) -> list:
+        return [
+            (
+                t.model_dump(exclude={"usage"}),
+                {
+                    role: (u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens)
+                    for role, u in t.usage.items()
+                },
+            )
+            for t in transcripts
+        ]
+
+    assert any(u.cached_prompt_tokens for t in replayed for u in t.usage.values())
+    assert seen(first) == seen(second) == seen(replayed)

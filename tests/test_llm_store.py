@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -71,13 +72,110 @@ def test_torn_and_corrupt_lines_are_ignored(tmp_path: Path) -> None:
     assert decode_line(good[:-1]) is not None and decode_line(b"garbage") is None
 
 
-def test_other_processes_writes_are_seen_on_refresh(tmp_path: Path) -> None:
+def test_other_processes_writes_are_seen_on_the_next_lookup(tmp_path: Path) -> None:
     reader = ResponseStore(tmp_path)
     assert reader.get(PART, key(5)) is None
     writer = ResponseStore(tmp_path)
     writer.put_sync(PART, key(5), record(5))
-    assert reader.get(PART, key(5)) is None  # loaded before the write
-    assert reader.get(PART, key(5), refresh=True) is not None
+    # named in claims.log: the reader catches up on a miss, reading only that segment
+    before = reader._partition(PART).segment_reads
+    assert reader.get(PART, key(5)).text == "回复5"
+    assert reader._partition(PART).segment_reads == before + 1
+    # a line no writer named (appended by hand) is found only by a full refresh
+    seg = next((tmp_path / PART).glob("seg-*.jsonl"))
+    with open(seg, "ab") as fh:
+        fh.write(encode_line(key(6), record(6)))
+    assert reader.get(PART, key(6)) is None
+    assert reader.get(PART, key(6), refresh=True).text == "回复6"
+
+
+def test_a_writer_catches_up_on_what_was_added_not_on_the_store(tmp_path: Path) -> None:
+    # 40 finished jobs' segments, then a job that stores 30 responses while one other job
+    # stores 30: it reads the other job's segment once per put at most, never the 40 others
+    for job in range(40):
+        old = ResponseStore(tmp_path)
+        old.put_sync(PART, key(1000 + job), record(job))
+        old.close()
+    mine, other = ResponseStore(tmp_path), ResponseStore(tmp_path)
+    assert mine.get(PART, key(0)) is None and other.get(PART, key(0)) is None
+    part = mine._partition(PART)
+    loaded = part.segment_reads
+    assert loaded == 40
+    for i in range(30):
+        other.put_sync(PART, key(i), record(i))
+        mine.put_sync(PART, key(100 + i), record(i))
+    assert part.segment_reads - loaded == 30
+    assert mine.get(PART, key(29)).text == "回复29"
+    assert part.segment_reads - loaded == 30  # already caught up: no read on a hit
+
+
+def test_a_key_stored_by_another_process_first_is_the_one_every_caller_gets(
+    tmp_path: Path,
+) -> None:
+    # two jobs, both loaded before either stored: each sent the request, the second to store
+    # it is handed the first's response, and only that one is on disk
+    first, second = ResponseStore(tmp_path), ResponseStore(tmp_path)
+    assert first.get(PART, key(7)) is None and second.get(PART, key(7)) is None
+    assert first.put_sync(PART, key(7), record(7, "甲")).text == "甲"
+    assert asyncio.run(second.put(PART, key(7), record(7, "乙"))).text == "甲"
+    assert second.get(PART, key(7)).text == "甲"
+    # and a second call in one process is handed its own first copy
+    assert second.put_sync(PART, key(8), record(8, "丙")).text == "丙"
+    assert second.put_sync(PART, key(8), record(8, "丁")).text == "丙"
+    first.close()
+    second.close()
+    lines = [
+        line
+        for seg in (tmp_path / PART).glob("seg-*.jsonl")
+        for line in seg.read_bytes().splitlines()
+    ]
+    assert sorted(line[:64].decode() for line in lines) == [key(7), key(8)]
+    assert ResponseStore(tmp_path).get(PART, key(7)).text == "甲"
+
+
+RACER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from lecode.llm.store import ResponseStore
+    root, wid, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    store = ResponseStore(root)
+    async def main():
+        got = {}
+        for i in range(n):
+            k = f"{i:064x}"
+            store.get("model-abc", k)  # loaded before the others stored: no refresh
+            got[k] = (await store.put("model-abc", k, {"response": {"text": f"w{wid}-{i}"}})).text
+        print(json.dumps(got))
+    asyncio.run(main())
+    """
+)
+
+
+def test_processes_racing_on_the_same_keys_all_use_the_one_stored(tmp_path: Path) -> None:
+    script = tmp_path / "racer.py"
+    script.write_text(RACER)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(tmp_path / "s"), str(w), "100"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(4)
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    answers = [json.loads(out) for out in outs]
+    store = ResponseStore(tmp_path / "s")
+    assert store.load_all() == 100
+    for i in range(100):
+        stored = store.get(PART, key(i)).text
+        assert [a[key(i)] for a in answers] == [stored] * 4, i
+    on_disk = [
+        line[:64]
+        for seg in (tmp_path / "s" / PART).glob("seg-*.jsonl")
+        for line in seg.read_bytes().splitlines()
+    ]
+    assert len(on_disk) == 100  # one copy of each key, whoever won it
 
 
 WRITER = textwrap.dedent(

@@ -131,7 +131,7 @@ def _scheduled(project: Path, *configs: str) -> dict[str, int]:
         ),
         # the simulation loop: everything but the shards
         pytest.param(
-            "simulate.py",
+            "evaluation/consultations.py",
             {
                 "simulate": 4,
                 "match_facts": 4,

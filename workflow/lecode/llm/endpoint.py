@@ -189,7 +189,9 @@ class Endpoint:
             "response": response.as_dict(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-        await self.store.put(self.partition, key, record)
+        # the response stored first under this key, by any job, is the one every job uses
+        # (and the one a replay reads): ours unless another job sent the same request first
+        response = await self.store.put(self.partition, key, record)
         latency = time.perf_counter() - started
         return self._finish(
             response, key, role, purpose, cached=False, retries=retries, latency=latency

@@ -19,6 +19,18 @@ next line start with a newline.
 
 Only non-empty responses are stored; errors never reach the store.
 
+One response per key, whoever asks: two jobs that send the same request at once (two
+strategies whose client hears the same first question, two systems' identical advice before the
+judge) may both reach the endpoint, but the second to store it finds the first's line and is
+handed that response instead of its own (:meth:`ResponseStore.put`), so every job uses the
+response that a replay of the store reads, and a table regenerated from the store equals the one
+the run built, even from a provider that samples. The check and the append happen under an
+exclusive ``flock`` on the partition's ``claims.log``, where each writer, after appending a line,
+names its segment: a writer about to store catches up by reading the segments named there since
+it last looked, which costs what was added, not the size of the store (``tests/test_llm_store.py``
+counts it). A lookup that misses catches up the same way before a request is sent, so a
+response another job stored meanwhile is not asked for again.
+
 A process keeps in memory where each entry lies (segment, offset, length: about 16-32 bytes an
 entry, :class:`_Index`), not the entries: a lookup reads the line with one ``pread`` and checks
 its key and checksum again, so a job's memory stays flat however large the store grows
@@ -45,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 SEGMENT_GLOB = "seg-*.jsonl"
+CLAIMS_FILE = "claims.log"  # one segment name a line, after each line a writer appends
 MAX_WARNINGS_PER_SEGMENT = 20  # per load of one segment; the rest are counted in one line
 
 log = logging.getLogger(__name__)
@@ -413,6 +426,88 @@ class _Partition:
         # segment file name -> (size, key or None, where) of its torn last line
         self.torn: dict[str, tuple[int, str | None, str]] = {}
         self.lock = threading.Lock()
+        self._claim_lock = threading.Lock()  # flock does not exclude threads sharing one fd
+        self._claims_fd: int | None = None
+        self._claims_writable = False
+        self._claims_read = 0  # bytes of claims.log whose segments were read
+        self.segment_reads = 0  # segments looked at for new lines (tests count the work)
+
+    def _claims(self, *, create: bool) -> int | None:
+        """Our descriptor of ``claims.log``: opened for appending (and created) with
+        ``create``, else read-only and only where it exists."""
+        if self._claims_fd is not None and (self._claims_writable or not create):
+            return self._claims_fd
+        path = self.path / CLAIMS_FILE
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        else:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                return None
+        if self._claims_fd is not None:
+            os.close(self._claims_fd)
+        self._claims_fd, self._claims_writable = fd, create
+        return fd
+
+    def catch_up(self) -> int:
+        """Index the lines of the segments named in ``claims.log`` since the last look (lines
+        other processes stored meanwhile). Returns the count added."""
+        with self.lock:
+            fd = self._claims(create=False)
+            if fd is None:
+                return 0
+            size = os.fstat(fd).st_size
+            if size <= self._claims_read:
+                return 0
+            data = os.pread(fd, size - self._claims_read, self._claims_read)
+            whole = data.rfind(b"\n") + 1  # a name being written now is read next time
+            self._claims_read += whole
+            names = {n for n in data[:whole].decode("utf-8", "replace").split("\n") if n}
+            added = 0
+            for name in sorted(names - {self.own}):
+                if "/" not in name and (self.path / name).match(SEGMENT_GLOB):
+                    added += self._refresh_segment(self.path / name)
+            return added
+
+    @contextlib.contextmanager
+    def claim(self) -> Iterator[None]:
+        """Hold the partition for a check-then-append, caught up with every claim before ours:
+        this process's threads by a lock, other processes by an exclusive ``flock`` on
+        ``claims.log`` (where a file system has no locks, two copies of a key may be kept, and a
+        replay reads the first)."""
+        with self._claim_lock:
+            with self.lock:
+                fd = self._claims(create=True)
+            assert fd is not None
+            locked = False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                locked = True
+            except OSError:
+                pass
+            try:
+                self.catch_up()
+                yield
+            finally:
+                if locked:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def announce(self, name: str) -> None:
+        """Name our segment in ``claims.log`` after appending to it (under :meth:`claim`)."""
+        fd = self._claims(create=True)
+        assert fd is not None
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a writer killed mid-name
+        os.write(fd, (b"\n" if torn else b"") + name.encode() + b"\n")
+
+    def close(self) -> None:
+        self.index.close()
+        with self._claim_lock, self.lock:
+            if self._claims_fd is not None:
+                os.close(self._claims_fd)
+                self._claims_fd = None
 
     def _corrupt_on_read(self, key: str, where: str, reason: str) -> None:
         # not under self.lock: a refresh holding it looks keys up too (dict updates are atomic)
@@ -435,53 +530,60 @@ class _Partition:
             return self._refresh()
 
     def _refresh(self) -> int:
+        # claims.log is measured first: a line it names later is appended after this scan
+        # began, and catch_up() reads that segment again (a segment is appended to before it
+        # is named)
+        fd = self._claims(create=False)
+        claimed = os.fstat(fd).st_size if fd is not None else 0
         added = 0
         for seg in sorted(self.path.glob(SEGMENT_GLOB)):
-            if seg.name == self.own:
-                continue
-            start = self.offsets.get(seg.name, 0)
-            try:
-                size = seg.stat().st_size
-            except FileNotFoundError:
-                continue
-            if size <= start:
-                continue
-            lineno = self.lines.get(seg.name, 0)
-            warned = 0
-            number = self.index.number(seg.name)
-            pos = start  # file offset of the next line
-            tail = b""
-            # Line by line (not the whole segment in memory): a job's memory stays flat.
-            with open(seg, "rb") as fh:
-                gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
-                fh.seek(start)
-                for raw in fh:
-                    if not raw.endswith(b"\n"):
-                        tail = raw  # unterminated: only the last line can be
-                        break
-                    lineno += 1
-                    at, pos = pos, pos + len(raw)
-                    key, body, reason = inspect_line(raw[:-1])
-                    if body is None:
-                        where = f"{seg}:{lineno}"
-                        self._note_corrupt(key, f"{where} ({reason})")
-                        warned += 1
-                        if warned <= MAX_WARNINGS_PER_SEGMENT:
-                            log.warning(
-                                "%s: skipping a corrupt response-store line: %s", where, reason
-                            )
-                        continue
-                    assert key is not None
-                    if self.index.add(key, number, at, len(body)):
-                        added += 1
-            if warned > MAX_WARNINGS_PER_SEGMENT:
-                log.warning(
-                    "%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT
-                )
-            self.offsets[seg.name] = pos
-            self.lines[seg.name] = lineno
-            added += self._check_tail(seg, pos + len(tail), tail, lineno + 1, gone)
+            if seg.name != self.own:
+                added += self._refresh_segment(seg)
+        self._claims_read = max(self._claims_read, claimed)
         return added
+
+    def _refresh_segment(self, seg: Path) -> int:
+        """Index the complete lines appended to ``seg`` since it was last read."""
+        self.segment_reads += 1
+        start = self.offsets.get(seg.name, 0)
+        try:
+            size = seg.stat().st_size
+        except FileNotFoundError:
+            return 0
+        if size <= start:
+            return 0
+        added = 0
+        lineno = self.lines.get(seg.name, 0)
+        warned = 0
+        number = self.index.number(seg.name)
+        pos = start  # file offset of the next line
+        tail = b""
+        # Line by line (not the whole segment in memory): a job's memory stays flat.
+        with open(seg, "rb") as fh:
+            gone = _writer_gone(fh, seg.name)  # taken first: then what we read is final
+            fh.seek(start)
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    tail = raw  # unterminated: only the last line can be
+                    break
+                lineno += 1
+                at, pos = pos, pos + len(raw)
+                key, body, reason = inspect_line(raw[:-1])
+                if body is None:
+                    where = f"{seg}:{lineno}"
+                    self._note_corrupt(key, f"{where} ({reason})")
+                    warned += 1
+                    if warned <= MAX_WARNINGS_PER_SEGMENT:
+                        log.warning("%s: skipping a corrupt response-store line: %s", where, reason)
+                    continue
+                assert key is not None
+                if self.index.add(key, number, at, len(body)):
+                    added += 1
+        if warned > MAX_WARNINGS_PER_SEGMENT:
+            log.warning("%s: %d more corrupt lines skipped", seg, warned - MAX_WARNINGS_PER_SEGMENT)
+        self.offsets[seg.name] = pos
+        self.lines[seg.name] = lineno
+        return added + self._check_tail(seg, pos + len(tail), tail, lineno + 1, gone)
 
     def _check_tail(self, seg: Path, size: int, tail: bytes, lineno: int, gone: bool) -> int:
         """Look at the unterminated tail of a segment whose writer is gone (so it is final):
@@ -548,10 +650,13 @@ class ResponseStore:
         return part
 
     def get(self, partition: str, key: str, *, refresh: bool = False) -> StoredResponse | None:
-        """The stored response for ``key``; with ``refresh``, also look at lines other
-        processes appended since this partition was loaded."""
+        """The stored response for ``key``, including what other processes stored and named in
+        ``claims.log`` since the last look; with ``refresh``, also look at every segment for
+        lines appended since this partition was loaded (a writer that names none)."""
         part = self._partition(partition)
         body = part.index.find(key)
+        if body is None and part.catch_up():
+            body = part.index.find(key)
         if body is None and refresh and part.refresh():
             body = part.index.find(key)
         if body is None:
@@ -596,13 +701,43 @@ class ResponseStore:
             )
         return None
 
-    def _prepare(self, partition: str, key: str, record: dict[str, Any]) -> tuple[_Segment, int]:
+    def _claim(
+        self, partition: str, key: str, record: dict[str, Any]
+    ) -> tuple[_Segment | None, int, StoredResponse]:
+        """Store ``record`` under ``key`` unless a copy is stored already (by any process).
+        Returns our segment and line sequence to sync (``None`` when nothing was written) and
+        the response that now stands for ``key``."""
         if self.readonly:
             raise PermissionError("the response store is read-only (replay mode)")
         response = record.get("response") or {}
         if not str(response.get("text") or "").strip():
             raise ValueError("refusing to store an empty response")
+        ours = StoredResponse.from_dict(response)
         part = self._partition(partition)
+        with part.claim():
+            body = part.index.find(key)
+            if body is not None:
+                stored = self._record(part, key, body)
+                if stored is not None:
+                    try:
+                        first = StoredResponse.from_dict(stored["response"])
+                    except (KeyError, TypeError, ValueError) as exc:
+                        part.drop_unreadable(
+                            key, f"not a stored response ({type(exc).__name__}: {exc})"
+                        )
+                    else:
+                        log.debug("key %s was stored first by another call: using it", key[:16])
+                        return None, 0, first
+            seg = self._segment(partition, part)
+            line = encode_line(key, record)
+            seq, at = seg.append(line)
+            with part.lock:
+                part.index.add(key, part.index.numbers[part.own], at, len(line) - _BODY_AT - 1)
+            assert part.own is not None
+            part.announce(part.own)
+        return seg, seq, ours
+
+    def _segment(self, partition: str, part: _Partition) -> _Segment:
         seg = self._segments.get(partition)
         if seg is None:
             with self._lock:
@@ -617,21 +752,22 @@ class ResponseStore:
                     part.own = name
                     part.index.number(name)
                     self._segments[partition] = seg
-        line = encode_line(key, record)
-        seq, at = seg.append(line)
-        with part.lock:
-            part.index.add(key, part.index.numbers[part.own], at, len(line) - _BODY_AT - 1)
-        return seg, seq
+        return seg
 
-    async def put(self, partition: str, key: str, record: dict[str, Any]) -> None:
-        """Append ``record`` (which must hold a non-empty ``response.text``) and wait until it
-        is durable."""
-        seg, seq = self._prepare(partition, key, record)
-        await seg.sync_through(seq)
+    async def put(self, partition: str, key: str, record: dict[str, Any]) -> StoredResponse:
+        """Store ``record`` (which must hold a non-empty ``response.text``) and wait until it
+        is durable. Returns the response stored under ``key``: ours, or the copy another call
+        stored first, which the caller must use in place of its own."""
+        seg, seq, response = self._claim(partition, key, record)
+        if seg is not None:
+            await seg.sync_through(seq)
+        return response
 
-    def put_sync(self, partition: str, key: str, record: dict[str, Any]) -> None:
-        seg, _ = self._prepare(partition, key, record)
-        seg.sync_now()
+    def put_sync(self, partition: str, key: str, record: dict[str, Any]) -> StoredResponse:
+        seg, _, response = self._claim(partition, key, record)
+        if seg is not None:
+            seg.sync_now()
+        return response
 
     def __len__(self) -> int:
         return sum(p.index.count for p in self._partitions.values())
@@ -650,4 +786,4 @@ class ResponseStore:
         for seg in segments.values():
             seg.close()
         for part in self._partitions.values():
-            part.index.close()
+            part.close()
