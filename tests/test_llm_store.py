@@ -151,20 +151,26 @@ RACER = textwrap.dedent(
 )
 
 
-def test_processes_racing_on_the_same_keys_all_use_the_one_stored(tmp_path: Path) -> None:
-    script = tmp_path / "racer.py"
-    script.write_text(RACER)
+def run_writers(tmp_path: Path, source: str, writers: int, n: int) -> list[str]:
+    """Start ``writers`` processes of ``source`` (root, writer id, count) at once on the store
+    ``tmp_path/s``; their standard outputs."""
+    script = tmp_path / "writer.py"
+    script.write_text(source)
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), str(tmp_path / "s"), str(w), "100"],
+            [sys.executable, str(script), str(tmp_path / "s"), str(w), str(n)],
             stdout=subprocess.PIPE,
             text=True,
         )
-        for w in range(4)
+        for w in range(writers)
     ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs)
-    answers = [json.loads(out) for out in outs]
+    return outs
+
+
+def test_processes_racing_on_the_same_keys_all_use_the_one_stored(tmp_path: Path) -> None:
+    answers = [json.loads(out) for out in run_writers(tmp_path, RACER, 4, 100)]
     store = ResponseStore(tmp_path / "s")
     assert store.load_all() == 100
     for i in range(100):
@@ -195,16 +201,7 @@ WRITER = textwrap.dedent(
 
 
 def test_many_processes_write_at_once(tmp_path: Path) -> None:
-    script = tmp_path / "writer.py"
-    script.write_text(WRITER)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(script), str(tmp_path / "s"), str(w), "150"],
-            stdout=subprocess.DEVNULL,
-        )
-        for w in range(6)
-    ]
-    assert all(p.wait(timeout=120) == 0 for p in procs)
+    run_writers(tmp_path, WRITER, 6, 150)
     store = ResponseStore(tmp_path / "s")
     assert store.load_all() == 6 * 150
     assert store.get(PART, f"{3:08x}{149:056x}").text == "w3-149" * 50
