@@ -231,3 +231,17 @@ def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
     # a new writer appends to its own segment; the store stays consistent
     store.put_sync(PART, key(99), record(99))
     assert ResponseStore(tmp_path / "s").load_all() == n + 1
+
+
+def test_a_claims_log_that_cannot_be_written_is_said_once_and_storing_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / PART / "claims.log").mkdir(parents=True)  # not a file: opening it fails
+    store = ResponseStore(tmp_path)
+    for i in range(3):
+        assert store.put_sync(PART, key(i), record(i)).text == f"回复{i}"
+    assert store.put_sync(PART, key(0), record(0, "又一次")).text == "回复0"  # same process
+    warnings = [r.getMessage() for r in caplog.records if "claims.log" in r.getMessage()]
+    assert len(warnings) == 1 and "each keep their own reply" in warnings[0], warnings
+    store.close()
+    assert ResponseStore(tmp_path).load_all() == 3

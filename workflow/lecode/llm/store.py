@@ -429,6 +429,8 @@ class _Partition:
         self._claim_lock = threading.Lock()  # flock does not exclude threads sharing one fd
         self._claims_fd: int | None = None
         self._claims_writable = False
+        self._claims_broken = False  # claims.log cannot be written here (said once)
+        self._warned = False
         self._claims_read = 0  # bytes of claims.log whose segments were read
         self.segment_reads = 0  # segments looked at for new lines (tests count the work)
 
@@ -475,32 +477,56 @@ class _Partition:
     def claim(self) -> Iterator[None]:
         """Hold the partition for a check-then-append, caught up with every claim before ours:
         this process's threads by a lock, other processes by an exclusive ``flock`` on
-        ``claims.log`` (where a file system has no locks, two copies of a key may be kept, and a
-        replay reads the first)."""
+        ``claims.log``. Where that file cannot be written or locked, other processes are not
+        excluded (said once): two jobs sending one request at once may then each keep their
+        reply, and a replay reads the first stored."""
         with self._claim_lock:
             with self.lock:
-                fd = self._claims(create=True)
-            assert fd is not None
+                fd = self._writable_claims()
             locked = False
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                locked = True
-            except OSError:
-                pass
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    locked = True
+                except OSError as exc:
+                    self._unshared(f"cannot lock {self.path / CLAIMS_FILE} ({exc})")
             try:
                 self.catch_up()
                 yield
             finally:
                 if locked:
+                    assert fd is not None
                     fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _writable_claims(self) -> int | None:
+        if self._claims_broken:
+            return None
+        try:
+            return self._claims(create=True)
+        except OSError as exc:
+            self._claims_broken = True
+            self._unshared(f"cannot write {self.path / CLAIMS_FILE} ({exc})")
+            return None
+
+    def _unshared(self, why: str) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "%s: jobs storing the same request at once may each keep their own reply", why
+            )
 
     def announce(self, name: str) -> None:
         """Name our segment in ``claims.log`` after appending to it (under :meth:`claim`)."""
-        fd = self._claims(create=True)
-        assert fd is not None
-        size = os.fstat(fd).st_size
-        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a writer killed mid-name
-        os.write(fd, (b"\n" if torn else b"") + name.encode() + b"\n")
+        with self.lock:
+            fd = self._writable_claims()
+        if fd is None:
+            return
+        try:
+            size = os.fstat(fd).st_size
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a writer killed mid-name
+            os.write(fd, (b"\n" if torn else b"") + name.encode() + b"\n")
+        except OSError as exc:  # the line is stored; others find it on a full refresh
+            self._unshared(f"cannot append to {self.path / CLAIMS_FILE} ({exc})")
 
     def close(self) -> None:
         self.index.close()
