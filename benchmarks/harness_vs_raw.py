@@ -184,13 +184,17 @@ def measure(cases: int, args: argparse.Namespace) -> Measured:
         for k in range(args.repeat):
             # Two dialogues may send the same request at the same moment (the client's answer
             # to the same question of the same case under both experts): both miss the store
-            # and both are sent and stored, so a run's call count depends on timing by a few
-            # calls. Each replay therefore sends the requests of the run just before it.
+            # and both are sent, and the store keeps the first (lecode.llm.store), so a run's
+            # call count depends on timing by a few calls. Each replay therefore sends the
+            # requests of the run just before it, each as many times as the mock served it.
             sent = one_harness(k)
-            requests = recorded_requests(ep.workdir / f"store-{k}")
-            rebuilt = Counter(body_digest(json.loads(b)) for b, _ in requests)
-            if rebuilt != sent:
+            by_body = {
+                body_digest(json.loads(b)): (b, h)
+                for b, h in recorded_requests(ep.workdir / f"store-{k}")
+            }
+            if by_body.keys() != sent.keys():
                 raise SystemExit("the rebuilt request bodies differ from the harness's")
+            requests = [req for d, req in by_body.items() for _ in range(sent[d])]
             for name, run_replay in REPLAYS.items():
                 ep.control.reset()
                 seconds, cpu, ok = asyncio.run(run_replay(ep.url, requests, args.concurrency))

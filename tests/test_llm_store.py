@@ -245,3 +245,19 @@ def test_a_claims_log_that_cannot_be_written_is_said_once_and_storing_goes_on(
     assert len(warnings) == 1 and "each keep their own reply" in warnings[0], warnings
     store.close()
     assert ResponseStore(tmp_path).load_all() == 3
+
+
+def test_a_store_dropped_unclosed_gives_its_descriptors_back(tmp_path: Path) -> None:
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    writer = ResponseStore(tmp_path)
+    writer.put_sync(PART, key(1), record(1))
+    writer.close()
+    before = open_fds()
+    for i in range(50):
+        store = ResponseStore(tmp_path)
+        assert store.get(PART, key(1)) is not None  # a read descriptor, claims.log
+        store.put_sync(PART, key(100 + i), record(i))  # a segment
+        del store
+    assert open_fds() == before

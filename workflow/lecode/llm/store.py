@@ -48,6 +48,7 @@ import os
 import secrets
 import threading
 import time
+import weakref
 import zlib
 from array import array
 from collections import OrderedDict
@@ -254,10 +255,13 @@ class _Segment:
             await asyncio.shield(task)
 
     def close(self) -> None:
+        if self.fd < 0:
+            return
         try:
             self.sync_now()
         finally:
             os.close(self.fd)
+            self.fd = -1
 
 
 #: A line's JSON body starts this many bytes after the line: 64-byte key, tab, 8-digit
@@ -663,6 +667,8 @@ class ResponseStore:
         self._partitions: dict[str, _Partition] = {}
         self._segments: dict[str, _Segment] = {}
         self._lock = threading.Lock()
+        # a store that is dropped unclosed (a test, a library user) gives its descriptors back
+        weakref.finalize(self, _release, self._partitions, self._segments)
 
     def _partition(self, name: str) -> _Partition:
         part = self._partitions.get(name)
@@ -807,9 +813,15 @@ class ResponseStore:
         return len(self)
 
     def close(self) -> None:
+        """Sync and close our segments and every descriptor the store holds (a store dropped
+        without it is closed when it is collected). It may be used again after."""
         with self._lock:
-            segments, self._segments = self._segments, {}
-        for seg in segments.values():
-            seg.close()
-        for part in self._partitions.values():
-            part.close()
+            _release(self._partitions, self._segments)
+
+
+def _release(partitions: dict[str, _Partition], segments: dict[str, _Segment]) -> None:
+    for seg in list(segments.values()):
+        seg.close()
+    segments.clear()
+    for part in list(partitions.values()):
+        part.close()
