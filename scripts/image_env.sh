@@ -26,7 +26,9 @@ image_exists() { "$ENGINE" image inspect "$1" >/dev/null 2>&1; }
 # Options `podman run` needs on this machine, found by trying (cached in .image/run-opts).
 # Where the container runtime may not raise resource limits (no CAP_SYS_RESOURCE: podman's
 # default open-files limit is above the hard limit) or crun refuses hybrid cgroups, runc with
-# the caller's own limits works.
+# the caller's own limits works. The trial runs on the host's network, as every run of the
+# image names its network (host or none): podman's default bridge needs iptables and netfilter
+# rights that a node or a sandbox may lack, and no run uses it.
 image_run_opts() {
   local cache="$IMAGE_DIR/run-opts.$ENGINE" img="$1" opts
   if [ -f "$cache" ]; then cat "$cache"; return; fi
@@ -34,10 +36,10 @@ image_run_opts() {
   for opts in "" "--ulimit nofile=$(ulimit -Hn):$(ulimit -Hn) --ulimit nproc=32768:32768" \
     "--runtime runc --ulimit nofile=$(ulimit -Hn):$(ulimit -Hn) --ulimit nproc=32768:32768"; do
     # shellcheck disable=SC2086
-    if "$ENGINE" run --rm $opts "$img" true >/dev/null 2>&1; then
+    if "$ENGINE" run --rm --network host $opts "$img" true >/dev/null 2>&1; then
       echo "$opts" >"$cache"; echo "$opts"; return
     fi
   done
-  echo "image: $ENGINE cannot start a container of $img (try: $ENGINE run --rm $img true)" >&2
+  echo "image: $ENGINE cannot start a container of $img (try: $ENGINE run --rm --network host $img true)" >&2
   return 1
 }

@@ -5,8 +5,9 @@
 # environment). A SLURM job script or a node without .venv runs the workflow this way:
 #   scripts/in_image.sh snakemake all_tables --cores 8
 # LECODE_IMAGE_REF: the image (default: the one `make image` builds for this lock file);
-# LECODE_IMAGE_ARGS: more options for `podman run` (e.g. --network none, or
-# --device nvidia.com/gpu=all with the NVIDIA container toolkit's CDI spec).
+# LECODE_IMAGE_NETWORK: the container's network, host (default) or none;
+# LECODE_IMAGE_ARGS: more options for `podman run` (e.g. --device nvidia.com/gpu=all with the
+# NVIDIA container toolkit's CDI spec).
 # The environment's LECODE_* and API key variables named in LECODE_IMAGE_ENV are passed on.
 set -euo pipefail
 source "$(dirname "$0")/image_env.sh"

@@ -35,6 +35,21 @@ def test_the_image_scripts_are_valid_shell(script: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def test_every_container_run_names_its_network() -> None:
+    """Podman's default bridge needs iptables and netfilter rights that a node or a sandbox
+    may lack (netavark then fails with "No such file or directory"); every run of the image,
+    the trial that finds the run options included, names its network instead."""
+    runs = []
+    for script in SCRIPTS:
+        text = (REPO / script).read_text().replace("\\\n", " ")
+        for line in text.splitlines():
+            if re.search(r'"\$ENGINE" run\b', line) and not line.lstrip().startswith("#"):
+                runs.append((script, line.strip()))
+    assert len(runs) >= 3, runs  # the trial, in_image.sh, the Apptainer stand-in
+    unnamed = [(script, line) for script, line in runs if "--network " not in line]
+    assert not unnamed, unnamed
+
+
 def test_the_tag_is_the_lock_files_digest() -> None:
     digest = hashlib.sha256((REPO / "requirements.lock").read_bytes()).hexdigest()[:12]
     assert image_setting("IMAGE_TAG") == f"lock-{digest}"
