@@ -20,7 +20,7 @@ SFT_PKGS := trl==1.16.0 peft==0.21.2 accelerate==1.15.0 datasets==5.2.0 pyarrow=
 SFT_CONFIG ?= configs/paper.yaml configs/sft.yaml
 GPUS ?= 4
 
-.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster labelstudio-env lint format lock bench clean-results dvc-lock check-dvc-lock
+.PHONY: image image-gpu image-kubernetes image-tag image-archive image-sif test-image env sysdeps all_tables all dataset sft-data sft-paper test test-slow test-all cluster-env test-cluster labelstudio-env lint typecheck format lock bench clean-results dvc-lock check-dvc-lock
 
 env: $(VENV)/.installed
 
@@ -158,9 +158,14 @@ image-sif: image-archive
 test-image: env image
 	LECODE_IMAGE_TESTS=1 $(VENV)/bin/pytest -q -m image --durations=5 tests/image
 
-lint: env
+lint: env typecheck
 	$(VENV)/bin/ruff check workflow tests benchmarks scripts
 	$(VENV)/bin/ruff format --check workflow tests benchmarks scripts
+
+# mypy over the package ([tool.mypy] in pyproject.toml: pydantic's plugin, unused ignores
+# reported); about a minute on 2 cores without a cache
+typecheck: env
+	$(VENV)/bin/mypy
 
 format: env
 	$(VENV)/bin/ruff format workflow tests benchmarks scripts

@@ -138,7 +138,7 @@ def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
 
 
 def format_errors(exc: ValidationError, source: str, data: Any = None) -> str:
-    lines = []
+    lines: list[str] = []
     for err in exc.errors()[:30]:
         loc = _setting_path(err["loc"], data)
         where = ".".join(loc) or "<top level>"

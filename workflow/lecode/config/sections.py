@@ -104,7 +104,7 @@ class CmdSettings(Section):
 
 
 SFTVariant = Literal["direct", "keyfact", "keyfact-e"]
-SFT_VARIANTS: tuple[str, ...] = ("direct", "keyfact", "keyfact-e")
+SFT_VARIANTS: tuple[SFTVariant, ...] = ("direct", "keyfact", "keyfact-e")
 
 
 class SFTTrainSettings(Section):

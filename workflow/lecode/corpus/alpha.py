@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from itertools import permutations
 
 
@@ -27,7 +27,14 @@ def coincidences(units: Sequence[Sequence[Hashable]]) -> Counter[tuple[Hashable,
     return o
 
 
-def _ordinal(values: list[Hashable], n_c: dict[Hashable, float]):  # type: ignore[no-untyped-def]
+Distance = Callable[[Hashable, Hashable], float]
+
+
+def _nominal(c: Hashable, k: Hashable) -> float:
+    return 0.0 if c == k else 1.0
+
+
+def _ordinal(values: list[Hashable], n_c: dict[Hashable, float]) -> Distance:
     ranked = sorted(values)  # type: ignore[type-var]
     rank = {v: k for k, v in enumerate(ranked)}
 
@@ -49,10 +56,9 @@ def alpha(units: Sequence[Sequence[Hashable]], level: str = "nominal") -> float:
     if n < 2 or len(n_c) < 2:
         return math.nan
     values = list(n_c)
+    d: Distance
     if level == "nominal":
-
-        def d(c: Hashable, k: Hashable) -> float:
-            return 0.0 if c == k else 1.0
+        d = _nominal
     elif level == "ordinal":
         d = _ordinal(values, n_c)
     else:

@@ -63,7 +63,7 @@ def sheet_stage2(path: Path, did: str, who: str) -> Stage2Annotation:
     rows = _sheet(path)
     value = {r["field"]: r["text"] for r in rows if r["field"] != "fact"}
     facts = tuple(
-        KeyFact(text=r["text"], importance=int(r["importance"]))  # type: ignore[arg-type]
+        KeyFact(text=r["text"], importance=int(r["importance"]))
         for r in rows
         if r["field"] == "fact"
     )

@@ -106,7 +106,7 @@ def parse_stage2(reply: str, tid: str, annotator: str) -> Stage2Annotation:
         weight = _as_int(item.get("importance"))
         if weight not in (1, 2, 3):
             raise ReplyFormatError(f"facts[{k}].importance must be 1, 2 or 3")
-        facts.append(KeyFact(text=item["fact"].strip(), importance=weight))  # type: ignore[arg-type]
+        facts.append(KeyFact(text=item["fact"].strip(), importance=weight))
     query, suggestion = data.get("initial_query"), data.get("suggestion")
     if not isinstance(query, str) or not query.strip():
         raise ReplyFormatError('"initial_query" is missing or empty')

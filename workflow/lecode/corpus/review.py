@@ -295,7 +295,7 @@ def stage2_from_rows(
         if not row["text"]:
             problems.append(f"{where}: field 'text': empty fact (delete the row instead)")
             continue
-        fact = KeyFact(text=row["text"], importance=int(row["importance"]))  # type: ignore[arg-type]
+        fact = KeyFact(text=row["text"], importance=int(row["importance"]))
         facts.append(fact)
         if rid is not None and rid in seen:
             problems.append(f"{where}: field 'row': fact {rid} appears twice")

@@ -633,7 +633,7 @@ def stage2(s1: Stage1Annotation) -> Stage2Annotation:
         id=s1.id,
         annotator=ANNOTATOR,
         initial_query=query,
-        facts=tuple(KeyFact(text=f, importance=importance(f)) for f in facts),  # type: ignore[arg-type]
+        facts=tuple(KeyFact(text=f, importance=importance(f)) for f in facts),
         suggestion=advice_summary(dialogue),
         case_type=case_type(client_text),
     )

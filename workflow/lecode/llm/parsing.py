@@ -146,7 +146,7 @@ def read_marked_reply(
     elif two_moves == "reask":
         raise ReplyFormatError("reply holds both a 提问: and a 建议: part")
     else:
-        kind = parts[0][0] if two_moves == "first" else two_moves  # type: ignore[assignment]
+        kind = parts[0][0] if two_moves == "first" else two_moves
         chosen = two_moves
     body = "\n\n".join(b for k, b in parts if k == kind and b)
     if not body:

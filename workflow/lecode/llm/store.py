@@ -763,9 +763,9 @@ class ResponseStore:
             seg = self._segment(partition, part)
             line = encode_line(key, record)
             seq, at = seg.append(line)
+            assert part.own is not None
             with part.lock:
                 part.index.add(key, part.index.numbers[part.own], at, len(line) - _BODY_AT - 1)
-            assert part.own is not None
             part.announce(part.own)
         return seg, seq, ours
 

@@ -318,7 +318,7 @@ class BertScorer:
 
 
 def _jieba_dictionary_sha256() -> str:
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     with jieba.dt.get_dict_file() as fh:
         return hashlib.sha256(fh.read()).hexdigest()

@@ -62,7 +62,7 @@ class Anchor(BaseModel):
         turns = [Turn(speaker="client", kind="query", text=self.initial_query)]
         for speaker, text in self.dialogue:
             kind = "question" if speaker == "lawyer" else "answer"
-            turns.append(Turn(speaker=speaker, kind=kind, text=text))  # type: ignore[arg-type]
+            turns.append(Turn(speaker=speaker, kind=kind, text=text))
         turns.append(Turn(speaker="lawyer", kind="advice", text=self.advice))
         return Transcript(
             case_id=self.id,
@@ -101,7 +101,7 @@ class SentinelJudge(LLMJudge):
 
     async def call(
         self, purpose: str, template_hash: str, messages: Any, meter: UsageMeter, **kw: Any
-    ) -> str:  # type: ignore[override]
+    ) -> str:
         return await super().call(
             purpose, f"{template_hash}|sentinel:{self.epoch}", messages, meter, **kw
         )

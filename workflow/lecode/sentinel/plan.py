@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from lecode import paths
 from lecode.config.experiment import Settings
 from lecode.fingerprint import step_code
-from lecode.plan.jobs import Job
+from lecode.plan.jobs import Inputs, Job
 from lecode.plan.roles import Roles
 from lecode.sentinel.specs import SentinelSpec
 from lecode.specs import FileRef, stable_hash
@@ -59,5 +59,5 @@ class SentinelPlan:
         if not self.sentinel_enabled:
             return
         spec = self.sentinel_spec
-        inputs = {"anchors": spec.anchors.path, **self.roles.adapter_files(spec.judge.name)}
+        inputs: Inputs = {"anchors": spec.anchors.path, **self.roles.adapter_files(spec.judge.name)}
         yield Job(spec, self.sentinel_dir, inputs)

@@ -147,7 +147,8 @@ def write_variant(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     capped = sorted((cap(d, max_turns) for d in dialogues), key=lambda d: d.case_id)
-    lines, records = [], []
+    lines: list[str] = []
+    records: list[dict[str, Any]] = []
     prompt_tok = prompt_chr = target_tok = target_chr = 0
     forced = questions = 0
     per_dialogue_q = []

@@ -216,8 +216,8 @@ def local(base: Path, adapter: Path, data: Path, *, max_new_tokens: int) -> None
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(base)), str(adapter))
     model.eval()
     prompt = json.loads(data.read_text(encoding="utf-8").splitlines()[0])["messages"][:-1]
-    ids = tok.apply_chat_template(prompt, add_generation_prompt=True, return_tensors="pt")
-    ids = ids if isinstance(ids, torch.Tensor) else ids["input_ids"]
+    encoded: Any = tok.apply_chat_template(prompt, add_generation_prompt=True, return_tensors="pt")
+    ids: torch.Tensor = encoded if isinstance(encoded, torch.Tensor) else encoded["input_ids"]
     started = time.time()
     with torch.no_grad():
         out = model.generate(

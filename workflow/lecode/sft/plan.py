@@ -40,7 +40,7 @@ class SFTPlan:
         train = FileRef.of(s.dataset.train)
         max_turns = sft.max_turns or s.simulation.max_turns
         expert = prompt_hashes(SFT_EXPERT_TEMPLATES)
-        out = {}
+        out: dict[str, SFTDataSpec] = {}
         for v in sft.variants:
             if v == "direct":
                 out[v] = SFTDataSpec(

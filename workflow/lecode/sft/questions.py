@@ -127,6 +127,7 @@ class TemplateWriter:
         return text
 
     async def write(self, case: Case, mode: Mode, *, meter: UsageMeter) -> list[TargetQuestion]:
+        groups: list[tuple[int, ...]]
         if mode == "single":
             groups = [(i,) for i in range(case.n_facts)]
         else:

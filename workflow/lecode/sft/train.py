@@ -31,7 +31,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lecode.sft.specs import SFTTrainSpec
 from lecode.specs import file_sha256
@@ -172,7 +172,7 @@ def train(spec: SFTTrainSpec, *, data: str, out_dir: str) -> dict[str, Any]:
     require_libraries()
     import torch
     from datasets import Dataset
-    from peft import LoraConfig
+    from peft import LoraConfig, PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTConfig, SFTTrainer
 
@@ -238,7 +238,7 @@ def train(spec: SFTTrainSpec, *, data: str, out_dir: str) -> dict[str, Any]:
     if _rank() != 0:
         return {}
     adapter = out / ADAPTER
-    trainer.model.save_pretrained(str(adapter))
+    cast(PeftModel, trainer.model).save_pretrained(str(adapter))  # peft_config made it one
     tokenizer.save_pretrained(str(adapter))
     shutil.rmtree(out / "checkpoints", ignore_errors=True)
     steps = write_log(trainer.state.log_history, out)

@@ -59,7 +59,19 @@ _NEG_SKIP = (
 )
 _COPULA = re.compile(r"(?<![因认作行成以否不只总还就即])(为|是)(?![否不])")
 _CAUSE = re.compile(r"因为?(.+?)(发生|产生|引发|导致|起了?|闹|被|而)")
-_KIN = ("儿子", "女儿", "父亲", "母亲", "丈夫", "妻子", "弟弟", "哥哥", "姐姐", "妹妹", "表哥")
+_KIN: tuple[str, ...] = (
+    "儿子",
+    "女儿",
+    "父亲",
+    "母亲",
+    "丈夫",
+    "妻子",
+    "弟弟",
+    "哥哥",
+    "姐姐",
+    "妹妹",
+    "表哥",
+)
 _KIN += ("朋友", "家人", "孩子", "老人")
 _PERSON = re.compile(rf"^(您|对方|他|她|他们|对方的)?({'|'.join(_KIN)})?")
 _PERSON_WORDS = re.compile(
@@ -100,7 +112,7 @@ def _pos(text: str) -> tuple[tuple[str, str], ...]:
 
 def subject_of(clause: str) -> str:
     """The words before the clause's first verb (its subject or topic), or ''."""
-    out = []
+    out: list[str] = []
     for word, flag in _pos(clause):
         if flag.startswith("v") and out:
             break

@@ -116,7 +116,7 @@ def drive(make: Callable[[], Awaitable[T]]) -> T:
         try:
             coro.send(None)  # type: ignore[attr-defined]
         except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return done.value
         except RuntimeError:  # it needs a running loop; a real error recurs below
             pass
         coro.close()  # type: ignore[attr-defined]

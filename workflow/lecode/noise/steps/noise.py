@@ -71,7 +71,7 @@ def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
 
     n_test = int(json.loads(Path(spec.index).read_text(encoding="utf-8"))["n_cases"])
     scored = with_bertscore(spec, threads)
-    frames: dict[tuple[str, str], dict[tuple[str, int], object]] = defaultdict(dict)
+    frames: dict[tuple[str, str], dict[tuple[str, int], pl.DataFrame]] = defaultdict(dict)
     for r in spec.runs:
         frames[(r.expert, r.strategy)][(r.factor, r.index)] = scored[r.dir]
     metrics = [m for m in with_tag("table3") if m.key not in spec.not_applicable]
@@ -84,15 +84,15 @@ def run(spec: NoiseSpec, *, out_dir: str, threads: int = 1) -> dict:
         ids = sorted(base["case_id"].to_list())
         subset = max(subset, len(ids))
 
-        def column(frame: object, key: str, ids: list[str] = ids) -> np.ndarray:
-            rows = dict(zip(frame["case_id"].to_list(), frame[key].to_list(), strict=True))  # type: ignore[index]
+        def column(frame: pl.DataFrame, key: str, ids: list[str] = ids) -> np.ndarray:
+            rows = dict(zip(frame["case_id"].to_list(), frame[key].to_list(), strict=True))
             return np.array(
                 [np.nan if rows.get(c) is None else float(rows[c]) for c in ids], dtype=np.float64
             )
 
         system = {}
         for m in metrics:
-            if m.key not in base.columns:  # type: ignore[attr-defined]
+            if m.key not in base.columns:
                 continue
             by_factor = {}
             for f in FACTORS:

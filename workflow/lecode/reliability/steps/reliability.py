@@ -73,7 +73,7 @@ async def answer_items(
             answer=answer,
             audit=audit,
             judge=verdict,
-            judge_status=j_status,  # type: ignore[arg-type]
+            judge_status=j_status,
             judge_error=j_error,
             usage=dict(meter.by_role),
         )
