@@ -11,7 +11,6 @@ import pytest
 from lecode.noise import (
     Components,
     decompose,
-    exceeds,
     min_detectable_difference,
     pool,
     within_variance,
@@ -86,7 +85,6 @@ def test_pool_and_mdd_by_hand() -> None:
     assert z_sum() == pytest.approx(2.801585, abs=1e-6)
     # total 6, N 740: 2.801585 * sqrt(12 / 740)
     assert min_detectable_difference(6.0, 740) == pytest.approx(2.801585 * math.sqrt(12 / 740))
-    assert exceeds(0.5, 0.4) is True and exceeds(-0.3, 0.4) is False and exceeds(None, 1.0) is None
 
 
 # --------------------------------------------------------------------------- the noise job

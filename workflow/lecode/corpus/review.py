@@ -25,7 +25,7 @@ import csv
 import io
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -377,9 +377,6 @@ class Review:
     stage1: dict[str, Stage1Annotation]
     stage2: dict[str, Stage2Annotation]
     changes: list[FieldChange]
-
-    def change_rows(self) -> list[dict[str, Any]]:
-        return [asdict(c) for c in self.changes]
 
 
 def import_review(

@@ -124,10 +124,3 @@ def min_detectable_difference(
     if n < 1:
         raise ValueError("n must be positive")
     return z_sum(alpha, power) * math.sqrt(2.0 * total / n)
-
-
-def exceeds(diff: float | None, mdd: float | None) -> bool | None:
-    """Whether a difference is larger in size than the MDD; None when either is unknown."""
-    if diff is None or mdd is None:
-        return None
-    return abs(diff) > mdd

@@ -98,21 +98,6 @@ class NoisePlan:
             repcfg=spec.digest(),
         )
 
-    @cached_property
-    def _replicate_by_path(self) -> dict[tuple[str, str, str, str], ReplicateSpec]:
-        return {
-            (sp.simulate.expert.name, sp.simulate.strategy, sp.simulate.digest(), sp.digest()): sp
-            for sp in self._replicates.values()
-        }
-
-    def replicate_spec_at(self, expert: str, strategy: str, sim: str, repcfg: str) -> ReplicateSpec:
-        try:
-            return self._replicate_by_path[(expert, strategy, sim, repcfg)]
-        except KeyError:
-            raise KeyError(
-                f"{expert}/{strategy}/{sim}/{repcfg} is not a replicate run of this configuration"
-            ) from None
-
     def replicate_dirs(self) -> list[str]:
         return [self.replicate_dir(sp) for sp in self._replicates.values()]
 

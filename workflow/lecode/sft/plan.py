@@ -81,9 +81,6 @@ class SFTPlan:
         except KeyError:
             raise KeyError(f"SFT variant {variant!r} is not in sft.variants") from None
 
-    def sft_data_dir(self, variant: str) -> str:
-        return paths.format(paths.SFT_DATA_DIR, sftd=self.sft_data_spec(variant).digest())
-
     def sft_data_file(self, variant: str) -> str:
         return paths.format(paths.SFT_DATA, sftd=self.sft_data_spec(variant).digest())
 
@@ -108,9 +105,6 @@ class SFTPlan:
             hyper=hyper,
             code=step_code(SFTTrainSpec.step),
         )
-
-    def sft_train_dir(self, variant: str) -> str:
-        return paths.format(paths.SFT_TRAIN_DIR, sftt=self.sft_train_spec(variant).digest())
 
     def sft_published(self, variant: str) -> str:
         return published_adapter(self.settings, variant)
